@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * loop.h - aesloop: the loop block driver with loop-AES encryption built in.
+ *
+ * Lock story (the whole of it):
+ *  - loop_ctl_mutex: the device index (loop_index_idr); taken to add, find
+ *    or remove a device.  Never held across I/O.
+ *  - loop_validate_mutex: serialises binding a backing file, so that the
+ *    check against loop stacking cycles sees a stable picture.
+ *  - lo->lo_mutex: a device's configuration and lo_state.  Taken killable
+ *    by ioctls.  Changes that the I/O path sees (backing file, offsets, key)
+ *    are made with the queue frozen, so workers never need a lock: a frozen
+ *    queue is the only I/O barrier.
+ *
+ * Device states:
+ *  Lo_unbound -> Lo_bound            LOOP_SET_FD / LOOP_CONFIGURE
+ *  Lo_bound   -> Lo_rundown          LOOP_CLR_FD, autoclear on last close
+ *  Lo_rundown -> Lo_unbound          once the backing file is released
+ *  Lo_unbound -> Lo_deleting         LOOP_CTL_REMOVE, module unload
+ */
+#ifndef AESLOOP_LOOP_H
+#define AESLOOP_LOOP_H
+
+#include <linux/blk-mq.h>
+#include <linux/blkdev.h>
+#include <linux/fs.h>
+#include <linux/loop.h>
+#include <linux/major.h>
+#include <linux/mempool.h>
+#include <linux/mutex.h>
+#include <linux/uidgid.h>
+#include <linux/workqueue.h>
+
+#include "../aes/loop_aes.h"
+#include "compat.h"
+
+/* loop-AES's encryption type number for AES (spec section 5). */
+#define LO_CRYPT_AES	16
+
+enum lo_state {
+	Lo_unbound,
+	Lo_bound,
+	Lo_rundown,
+	Lo_deleting,
+};
+
+/**
+ * struct loop_device - one /dev/loopN
+ *
+ * Set once when the device is created: @lo_number, @lo_disk, @tag_set,
+ * @lo_bounce_pool.
+ *
+ * Protected by @lo_mutex, and changed only with the queue frozen while
+ * @lo_state is Lo_bound (the I/O path reads them without a lock):
+ * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
+ * @lo_crypt, @lo_wq.
+ *
+ * Protected by @lo_mutex: the rest.
+ */
+struct loop_device {
+	int			lo_number;
+	enum lo_state		lo_state;
+	struct mutex		lo_mutex;
+
+	struct file		*lo_backing_file;
+	gfp_t			lo_old_gfp_mask;
+	loff_t			lo_offset;	/* data start, bytes into the file */
+	u64			lo_iv_offset;	/* added to the IV sector, 512-byte sectors */
+	loff_t			lo_info_offset;	/* lo_offset as set, negative for "@N" */
+	loff_t			lo_sizelimit;	/* bytes, 0: to the end of the file */
+	u32			lo_flags;	/* LO_FLAGS_* */
+	char			lo_file_name[LO_NAME_SIZE];
+
+	/* Encryption: NULL for a plain loop. */
+	struct loop_aes_ctx	*lo_crypt;
+	u32			lo_encrypt_type;
+	u32			lo_encrypt_key_size;	/* bytes */
+	u8			lo_encrypt_key[LO_KEY_SIZE];
+	char			lo_crypt_name[LO_NAME_SIZE];
+	u64			lo_init[2];
+	kuid_t			lo_key_owner;
+
+	struct workqueue_struct	*lo_wq;
+	mempool_t		*lo_bounce_pool;	/* pages for encrypted writes */
+	struct blk_mq_tag_set	tag_set;
+	struct gendisk		*lo_disk;
+};
+
+/**
+ * struct loop_cmd - the per-request context (the blk-mq PDU)
+ * @work: runs the request on the device's workqueue
+ */
+struct loop_cmd {
+	struct work_struct	work;
+};
+
+/* loop_io.c: the request path */
+extern const struct blk_mq_ops loop_mq_ops;
+int loop_alloc_workqueue(struct loop_device *lo);
+
+/* loop_crypt.c: keys and the transfer */
+int loop_crypt_prepare(const struct loop_info64 *info,
+		       struct loop_aes_ctx **ctx);
+void loop_crypt_free(struct loop_aes_ctx *ctx);
+void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
+		   const u8 *src, unsigned int len, u64 iv_sector);
+
+/* loop_ctl.c: configuration ioctls */
+int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
+		      lo_mode_t mode, unsigned int cmd, unsigned long arg);
+void loop_release_autoclear(struct loop_device *lo);
+
+/* loop_main.c */
+extern const struct block_device_operations lo_fops;
+
+/* loop_sysfs.c */
+extern const struct attribute_group loop_attribute_group;
+
+#endif /* AESLOOP_LOOP_H */

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loop_crypt.c - aesloop: turning loop_info64 into keys, and the transfer.
+ *
+ * Key bytes live in two places only: the expanded key context (lo_crypt)
+ * and the raw copy kept for LOOP_GET_STATUS64 (lo_encrypt_key).  Both are
+ * wiped before they are freed or forgotten.
+ */
+#include <linux/slab.h>
+
+#include "loop.h"
+
+/**
+ * loop_crypt_prepare() - build the key context a loop_info64 asks for
+ * @info: the status as given by user space; lo_encrypt_type 0 (none) or
+ *        16 (AES, spec section 5), lo_encrypt_key_size in bytes
+ * @ctx:  set to the new context, or to NULL for a plain loop
+ *
+ * Nothing is changed on the device: the caller installs the context with
+ * the queue frozen, and frees it with loop_crypt_free() on error.
+ *
+ * Return: 0; -EINVAL for an unknown encrypt type or a key size other than
+ * 16, 24 or 32 bytes; -ENOMEM.
+ */
+int loop_crypt_prepare(const struct loop_info64 *info,
+		       struct loop_aes_ctx **ctx)
+{
+	struct loop_aes_ctx *c;
+	int err;
+
+	*ctx = NULL;
+	switch (info->lo_encrypt_type) {
+	case LO_CRYPT_NONE:
+		return 0;
+	case LO_CRYPT_AES:
+		break;
+	default:
+		return -EINVAL;
+	}
+	if (info->lo_encrypt_key_size != 16 &&
+	    info->lo_encrypt_key_size != 24 &&
+	    info->lo_encrypt_key_size != 32)
+		return -EINVAL;
+
+	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	err = loop_aes_setup_single(c, info->lo_encrypt_key,
+				    info->lo_encrypt_key_size);
+	if (err) {
+		kfree_sensitive(c);
+		return err;
+	}
+	*ctx = c;
+	return 0;
+}
+
+/**
+ * loop_crypt_free() - wipe and free a key context
+ * @ctx: the context, or NULL
+ */
+void loop_crypt_free(struct loop_aes_ctx *ctx)
+{
+	if (!ctx)
+		return;
+	loop_aes_wipe(ctx);
+	kfree_sensitive(ctx);
+}
+
+/**
+ * loop_transfer() - encrypt or decrypt whole sectors of a request
+ * @lo:        the device; lo->lo_crypt is not NULL
+ * @dir:       WRITE encrypts (plaintext @src to ciphertext @dst), READ
+ *             decrypts
+ * @dst:       @len bytes of output; may equal @src
+ * @src:       @len bytes of input
+ * @len:       bytes, a multiple of 512
+ * @iv_sector: IV sector number of the first 512-byte sector (spec section 4)
+ */
+void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
+		   const u8 *src, unsigned int len, u64 iv_sector)
+{
+	size_t nsect = len >> LOOP_AES_SECTOR_SHIFT;
+
+	if (dir == WRITE)
+		loop_aes_encrypt(lo->lo_crypt, dst, src, nsect, iv_sector);
+	else
+		loop_aes_decrypt(lo->lo_crypt, dst, src, nsect, iv_sector);
+}

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loop_ctl.c - aesloop: binding, configuring and unbinding a loop device.
+ *
+ * Every way of configuring a device (LOOP_SET_FD, LOOP_CONFIGURE,
+ * LOOP_SET_STATUS, LOOP_SET_STATUS64) is turned into a struct loop_config
+ * or loop_info64 and handled by loop_configure() or loop_set_status().  The
+ * new state, key context included, is checked and built completely before
+ * the device is touched, so a refused request leaves the device as it was.
+ */
+#include <linux/capability.h>
+#include <linux/file.h>
+#include <linux/module.h>
+#include <linux/pagemap.h>
+#include <linux/slab.h>
+#include <linux/stat.h>
+#include <linux/uaccess.h>
+
+#include "loop.h"
+
+static DEFINE_MUTEX(loop_validate_mutex);
+
+/* Flags LOOP_CONFIGURE and LOOP_SET_STATUS accept from user space. */
+#define LO_CONFIGURE_FLAGS	(LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | \
+				 LO_FLAGS_DIRECT_IO)
+#define LO_STATUS_SETTABLE	LO_FLAGS_AUTOCLEAR
+#define LO_STATUS_CLEARABLE	LO_FLAGS_AUTOCLEAR
+
+static struct loop_device *loop_of_file(struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct gendisk *disk;
+
+	if (!S_ISBLK(inode->i_mode) || imajor(inode) != LOOP_MAJOR)
+		return NULL;
+	disk = I_BDEV(inode)->bd_disk;
+	return disk->fops == &lo_fops ? disk->private_data : NULL;
+}
+
+/*
+ * A backing file must be a regular file or a block device, and must not be
+ * this loop device, directly or through a chain of loops: that would make
+ * the device's I/O wait for itself.  Called with loop_validate_mutex held,
+ * which keeps every chain stable while it is walked.
+ */
+static int loop_validate_file(struct file *file, struct block_device *bdev)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct loop_device *l;
+	struct file *f = file;
+
+	lockdep_assert_held(&loop_validate_mutex);
+	while ((l = loop_of_file(f)) != NULL) {
+		if (f->f_mapping->host->i_rdev == bdev->bd_dev)
+			return -EBADF;
+		if (l->lo_state != Lo_bound)
+			return -EINVAL;
+		f = l->lo_backing_file;
+	}
+	if (!S_ISREG(inode->i_mode) && !S_ISBLK(inode->i_mode))
+		return -EINVAL;
+	return 0;
+}
+
+/* The device size in 512-byte sectors: the file past the offset, limited. */
+static sector_t loop_size(struct loop_device *lo)
+{
+	loff_t bytes = i_size_read(lo->lo_backing_file->f_mapping->host);
+
+	bytes = bytes > lo->lo_offset ? bytes - lo->lo_offset : 0;
+	if (lo->lo_sizelimit > 0 && lo->lo_sizelimit < bytes)
+		bytes = lo->lo_sizelimit;
+	return bytes >> SECTOR_SHIFT;
+}
+
+/*
+ * Check the parts of a loop_info64 that do not depend on the device.
+ * lo_offset "@N" (spec section 4) arrives as -N: data N bytes in, IV sector
+ * numbers not counting the offset.
+ */
+static int loop_check_info(const struct loop_info64 *info)
+{
+	if ((s64)info->lo_offset == S64_MIN || info->lo_sizelimit > LLONG_MAX)
+		return -EOVERFLOW;
+	return 0;
+}
+
+/* Install what loop_info64 says; the caller froze the queue or is binding. */
+static void loop_apply_info(struct loop_device *lo,
+			    const struct loop_info64 *info,
+			    struct loop_aes_ctx *ctx)
+{
+	s64 off = (s64)info->lo_offset;
+
+	lo->lo_info_offset = off;
+	lo->lo_offset = off < 0 ? -off : off;
+	lo->lo_iv_offset = off < 0 ? 0 : (u64)off >> SECTOR_SHIFT;
+	lo->lo_sizelimit = info->lo_sizelimit;
+	memcpy(lo->lo_file_name, info->lo_file_name, LO_NAME_SIZE);
+	lo->lo_file_name[LO_NAME_SIZE - 1] = 0;
+
+	lo->lo_crypt = ctx;
+	lo->lo_encrypt_type = ctx ? info->lo_encrypt_type : LO_CRYPT_NONE;
+	lo->lo_encrypt_key_size = ctx ? info->lo_encrypt_key_size : 0;
+	memzero_explicit(lo->lo_encrypt_key, LO_KEY_SIZE);
+	if (ctx)
+		memcpy(lo->lo_encrypt_key, info->lo_encrypt_key,
+		       info->lo_encrypt_key_size);
+	memcpy(lo->lo_crypt_name, info->lo_crypt_name, LO_NAME_SIZE);
+	lo->lo_crypt_name[LO_NAME_SIZE - 1] = 0;
+	lo->lo_init[0] = info->lo_init[0];
+	lo->lo_init[1] = info->lo_init[1];
+	lo->lo_key_owner = current_uid();
+}
+
+static void loop_set_block_size(struct loop_device *lo, unsigned int bsize)
+{
+	struct request_queue *q = lo->lo_disk->queue;
+
+	blk_queue_logical_block_size(q, bsize);
+	blk_queue_physical_block_size(q, bsize);
+	blk_queue_io_min(q, bsize);
+}
+
+static int loop_configure(struct loop_device *lo, lo_mode_t mode,
+			  struct block_device *bdev,
+			  const struct loop_config *config)
+{
+	const struct loop_info64 *info = &config->info;
+	unsigned int bsize = config->block_size ?: SECTOR_SIZE;
+	u32 flags = info->lo_flags;
+	struct loop_aes_ctx *ctx = NULL;
+	struct address_space *mapping;
+	struct file *file;
+	int err;
+
+	file = fget(config->fd);
+	if (!file)
+		return -EBADF;
+
+	err = -EINVAL;
+	if (flags & ~LO_CONFIGURE_FLAGS)
+		goto out_putf;
+	if (blk_validate_block_size(bsize))
+		goto out_putf;
+	err = loop_check_info(info);
+	if (err)
+		goto out_putf;
+	err = loop_crypt_prepare(info, &ctx);
+	if (err)
+		goto out_putf;
+
+	err = mutex_lock_killable(&loop_validate_mutex);
+	if (err)
+		goto out_free_ctx;
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		goto out_unlock_validate;
+	err = -EBUSY;
+	if (lo->lo_state != Lo_unbound)
+		goto out_unlock;
+	err = loop_validate_file(file, bdev);
+	if (err)
+		goto out_unlock;
+	err = loop_alloc_workqueue(lo);
+	if (err)
+		goto out_unlock;
+
+	/* Direct I/O is not implemented yet: buffered I/O, as the stock
+	 * driver falls back to when the backing file cannot do it.
+	 */
+	flags &= ~LO_FLAGS_DIRECT_IO;
+	if (!(file->f_mode & FMODE_WRITE) || !lo_mode_write(mode) ||
+	    !file->f_op->write_iter)
+		flags |= LO_FLAGS_READ_ONLY;
+
+	blk_mq_freeze_queue(lo->lo_disk->queue);
+	mapping = file->f_mapping;
+	lo->lo_old_gfp_mask = mapping_gfp_mask(mapping);
+	/* Reclaim must not re-enter the file system under the loop's I/O. */
+	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
+	lo->lo_backing_file = file;
+	loop_apply_info(lo, info, ctx);
+	lo->lo_flags = flags;
+	loop_set_block_size(lo, bsize);
+	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
+	lo->lo_state = Lo_bound;
+	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+
+	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
+	if (sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
+			       &loop_attribute_group))
+		pr_warn("loop%d: no sysfs attributes\n", lo->lo_number);
+	/* A bound device pins the module; unbinding lets it go. */
+	__module_get(THIS_MODULE);
+	mutex_unlock(&lo->lo_mutex);
+	mutex_unlock(&loop_validate_mutex);
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+	return 0;
+
+out_unlock:
+	if (lo->lo_wq) {
+		destroy_workqueue(lo->lo_wq);
+		lo->lo_wq = NULL;
+	}
+	mutex_unlock(&lo->lo_mutex);
+out_unlock_validate:
+	mutex_unlock(&loop_validate_mutex);
+out_free_ctx:
+	loop_crypt_free(ctx);
+out_putf:
+	fput(file);
+	return err;
+}
+
+/*
+ * Tear down a device in Lo_rundown: write back what the page cache still
+ * holds (with the key still in place), stop I/O, drop the backing file and
+ * wipe the key.
+ */
+static void loop_unbind(struct loop_device *lo)
+{
+	struct block_device *bdev = lo->lo_disk->part0;
+	struct file *file;
+
+	sync_blockdev(bdev);
+	blk_mq_freeze_queue(lo->lo_disk->queue);
+
+	mutex_lock(&lo->lo_mutex);
+	file = lo->lo_backing_file;
+	mapping_set_gfp_mask(file->f_mapping, lo->lo_old_gfp_mask);
+	lo->lo_backing_file = NULL;
+	loop_crypt_free(lo->lo_crypt);
+	lo->lo_crypt = NULL;
+	memzero_explicit(lo->lo_encrypt_key, LO_KEY_SIZE);
+	lo->lo_encrypt_key_size = 0;
+	lo->lo_encrypt_type = LO_CRYPT_NONE;
+	memset(lo->lo_crypt_name, 0, LO_NAME_SIZE);
+	memset(lo->lo_file_name, 0, LO_NAME_SIZE);
+	lo->lo_offset = 0;
+	lo->lo_iv_offset = 0;
+	lo->lo_info_offset = 0;
+	lo->lo_sizelimit = 0;
+	lo->lo_init[0] = 0;
+	lo->lo_init[1] = 0;
+	lo->lo_flags = 0;
+	destroy_workqueue(lo->lo_wq);
+	lo->lo_wq = NULL;
+	mutex_unlock(&lo->lo_mutex);
+
+	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	set_capacity(lo->lo_disk, 0);
+	/* Cached plaintext must not outlive the key that decrypted it. */
+	invalidate_bdev(bdev);
+	sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
+			   &loop_attribute_group);
+	set_disk_ro(lo->lo_disk, false);
+
+	mutex_lock(&lo->lo_mutex);
+	lo->lo_state = Lo_unbound;
+	mutex_unlock(&lo->lo_mutex);
+
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+	fput(file);
+	module_put(THIS_MODULE);
+}
+
+static int loop_clr_fd(struct loop_device *lo)
+{
+	int err;
+
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		return err;
+	if (lo->lo_state != Lo_bound) {
+		mutex_unlock(&lo->lo_mutex);
+		return -ENXIO;
+	}
+	/*
+	 * The caller holds one open; any other (a mount, another process)
+	 * still uses the device.  Detaching it under them would lose data, so
+	 * refuse, as loop-AES does.
+	 */
+	if (disk_openers(lo->lo_disk) > 1) {
+		mutex_unlock(&lo->lo_mutex);
+		return -EBUSY;
+	}
+	lo->lo_state = Lo_rundown;
+	mutex_unlock(&lo->lo_mutex);
+
+	loop_unbind(lo);
+	return 0;
+}
+
+/**
+ * loop_release_autoclear() - unbind an autoclear device on its last close
+ * @lo: the device; called from the block device release with no openers
+ */
+void loop_release_autoclear(struct loop_device *lo)
+{
+	mutex_lock(&lo->lo_mutex);
+	if (lo->lo_state != Lo_bound || !(lo->lo_flags & LO_FLAGS_AUTOCLEAR)) {
+		mutex_unlock(&lo->lo_mutex);
+		return;
+	}
+	lo->lo_state = Lo_rundown;
+	mutex_unlock(&lo->lo_mutex);
+	loop_unbind(lo);
+}
+
+static int loop_set_status(struct loop_device *lo,
+			   const struct loop_info64 *info)
+{
+	struct block_device *bdev = lo->lo_disk->part0;
+	struct loop_aes_ctx *ctx, *old_ctx;
+	int err;
+
+	err = loop_check_info(info);
+	if (err)
+		return err;
+	err = loop_crypt_prepare(info, &ctx);
+	if (err)
+		return err;
+
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		goto out_free_ctx;
+	if (lo->lo_state != Lo_bound) {
+		err = -ENXIO;
+		goto out_unlock;
+	}
+	/* Only the key's owner or an administrator may change a key. */
+	if (lo->lo_encrypt_key_size && !uid_eq(lo->lo_key_owner, current_uid()) &&
+	    !capable(CAP_SYS_ADMIN)) {
+		err = -EPERM;
+		goto out_unlock;
+	}
+
+	/*
+	 * The page cache above holds plaintext under the old key and offset:
+	 * write it back as it is, then drop it, before and after the switch.
+	 */
+	sync_blockdev(bdev);
+	invalidate_bdev(bdev);
+
+	blk_mq_freeze_queue(lo->lo_disk->queue);
+	old_ctx = lo->lo_crypt;
+	loop_apply_info(lo, info, ctx);
+	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
+	lo->lo_flags |= info->lo_flags & LO_STATUS_SETTABLE;
+	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	ctx = old_ctx;		/* freed below */
+
+	invalidate_bdev(bdev);
+	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
+	err = 0;
+out_unlock:
+	mutex_unlock(&lo->lo_mutex);
+out_free_ctx:
+	loop_crypt_free(ctx);
+	return err;
+}
+
+static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
+{
+	struct path path;
+	struct kstat stat;
+	int err;
+
+	memset(info, 0, sizeof(*info));
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		return err;
+	if (lo->lo_state != Lo_bound) {
+		mutex_unlock(&lo->lo_mutex);
+		return -ENXIO;
+	}
+	info->lo_number = lo->lo_number;
+	info->lo_offset = lo->lo_info_offset;
+	info->lo_sizelimit = lo->lo_sizelimit;
+	info->lo_flags = lo->lo_flags;
+	memcpy(info->lo_file_name, lo->lo_file_name, LO_NAME_SIZE);
+	memcpy(info->lo_crypt_name, lo->lo_crypt_name, LO_NAME_SIZE);
+	info->lo_encrypt_type = lo->lo_encrypt_type;
+	info->lo_encrypt_key_size = lo->lo_encrypt_key_size;
+	info->lo_init[0] = lo->lo_init[0];
+	info->lo_init[1] = lo->lo_init[1];
+	/* Key bytes are for administrators only; others see zeros. */
+	if (lo->lo_encrypt_key_size && capable(CAP_SYS_ADMIN))
+		memcpy(info->lo_encrypt_key, lo->lo_encrypt_key,
+		       lo->lo_encrypt_key_size);
+
+	/* Do not call into the file system with lo_mutex held. */
+	path = lo->lo_backing_file->f_path;
+	path_get(&path);
+	mutex_unlock(&lo->lo_mutex);
+	err = vfs_getattr(&path, &stat, STATX_INO, AT_STATX_SYNC_AS_STAT);
+	if (!err) {
+		info->lo_device = huge_encode_dev(stat.dev);
+		info->lo_inode = stat.ino;
+		info->lo_rdevice = huge_encode_dev(stat.rdev);
+	}
+	path_put(&path);
+	return err;
+}
+
+/* The old struct loop_info, converted to and from loop_info64. */
+static int loop_info_from_old(struct loop_info64 *info64,
+			      const struct loop_info *info)
+{
+	memset(info64, 0, sizeof(*info64));
+	info64->lo_number = info->lo_number;
+	info64->lo_device = info->lo_device;
+	info64->lo_inode = info->lo_inode;
+	info64->lo_rdevice = info->lo_rdevice;
+	info64->lo_offset = info->lo_offset;
+	info64->lo_encrypt_type = info->lo_encrypt_type;
+	info64->lo_encrypt_key_size = info->lo_encrypt_key_size;
+	info64->lo_flags = info->lo_flags;
+	info64->lo_init[0] = info->lo_init[0];
+	info64->lo_init[1] = info->lo_init[1];
+	memcpy(info64->lo_file_name, info->lo_name, LO_NAME_SIZE);
+	if (info->lo_encrypt_type != LO_CRYPT_NONE)
+		memcpy(info64->lo_crypt_name, info->lo_name, LO_NAME_SIZE);
+	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
+	return 0;
+}
+
+static int loop_info_to_old(struct loop_info *info,
+			    const struct loop_info64 *info64)
+{
+	memset(info, 0, sizeof(*info));
+	info->lo_number = info64->lo_number;
+	info->lo_device = info64->lo_device;
+	info->lo_inode = info64->lo_inode;
+	info->lo_rdevice = info64->lo_rdevice;
+	info->lo_offset = info64->lo_offset;
+	info->lo_encrypt_type = info64->lo_encrypt_type;
+	info->lo_encrypt_key_size = info64->lo_encrypt_key_size;
+	info->lo_flags = info64->lo_flags;
+	info->lo_init[0] = info64->lo_init[0];
+	info->lo_init[1] = info64->lo_init[1];
+	if (info->lo_encrypt_type != LO_CRYPT_CRYPTOAPI)
+		memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
+	else
+		memcpy(info->lo_name, info64->lo_crypt_name, LO_NAME_SIZE);
+	memcpy(info->lo_encrypt_key, info64->lo_encrypt_key, LO_KEY_SIZE);
+
+	/* The old fields are narrower: refuse to report a truncated value. */
+	if (info->lo_device != info64->lo_device ||
+	    info->lo_rdevice != info64->lo_rdevice ||
+	    info->lo_inode != info64->lo_inode ||
+	    info->lo_offset != (s64)info64->lo_offset)
+		return -EOVERFLOW;
+	return 0;
+}
+
+static int loop_set_capacity(struct loop_device *lo)
+{
+	int err = mutex_lock_killable(&lo->lo_mutex);
+
+	if (err)
+		return err;
+	if (lo->lo_state == Lo_bound)
+		set_capacity_and_notify(lo->lo_disk, loop_size(lo));
+	else
+		err = -ENXIO;
+	mutex_unlock(&lo->lo_mutex);
+	return err;
+}
+
+/**
+ * lo_ioctl_dispatch() - the loop ioctls of a /dev/loopN
+ * @lo:   the device
+ * @bdev: the block device the ioctl came through
+ * @mode: its open mode
+ * @cmd:  LOOP_* command
+ * @arg:  user pointer or value, per command
+ *
+ * Return: 0 or a positive value on success, a negative errno otherwise;
+ * -ENOTTY for a command this driver does not know.
+ */
+int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
+		      lo_mode_t mode, unsigned int cmd, unsigned long arg)
+{
+	void __user *argp = (void __user *)arg;
+	struct loop_config config;
+	struct loop_info64 info64;
+	struct loop_info info;
+	int err;
+
+	switch (cmd) {
+	case LOOP_SET_FD:
+		memset(&config, 0, sizeof(config));
+		config.fd = arg;
+		return loop_configure(lo, mode, bdev, &config);
+	case LOOP_CONFIGURE:
+		if (copy_from_user(&config, argp, sizeof(config)))
+			return -EFAULT;
+		err = loop_configure(lo, mode, bdev, &config);
+		memzero_explicit(&config, sizeof(config));
+		return err;
+	case LOOP_CLR_FD:
+		return loop_clr_fd(lo);
+	case LOOP_SET_STATUS64:
+	case LOOP_SET_STATUS:
+		if (!lo_mode_write(mode) && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		if (cmd == LOOP_SET_STATUS64) {
+			if (copy_from_user(&info64, argp, sizeof(info64)))
+				return -EFAULT;
+		} else {
+			if (copy_from_user(&info, argp, sizeof(info)))
+				return -EFAULT;
+			loop_info_from_old(&info64, &info);
+			memzero_explicit(&info, sizeof(info));
+		}
+		err = loop_set_status(lo, &info64);
+		memzero_explicit(&info64, sizeof(info64));
+		return err;
+	case LOOP_GET_STATUS64:
+		err = loop_get_status(lo, &info64);
+		if (!err && copy_to_user(argp, &info64, sizeof(info64)))
+			err = -EFAULT;
+		memzero_explicit(&info64, sizeof(info64));
+		return err;
+	case LOOP_GET_STATUS:
+		err = loop_get_status(lo, &info64);
+		if (!err)
+			err = loop_info_to_old(&info, &info64);
+		if (!err && copy_to_user(argp, &info, sizeof(info)))
+			err = -EFAULT;
+		memzero_explicit(&info64, sizeof(info64));
+		memzero_explicit(&info, sizeof(info));
+		return err;
+	case LOOP_SET_CAPACITY:
+		if (!lo_mode_write(mode) && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		return loop_set_capacity(lo);
+	default:
+		return -ENOTTY;
+	}
+}

@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * loop_main.c - aesloop: the loop block driver with loop-AES built in.
+ *
+ * This file holds the life cycle of the module and of the devices: module
+ * parameters, creating and removing /dev/loopN, their block device
+ * operations, and /dev/loop-control.  Configuration is in loop_ctl.c, the
+ * I/O path in loop_io.c, keys in loop_crypt.c.
+ */
+#include <linux/idr.h>
+#include <linux/init.h>
+#include <linux/major.h>
+#include <linux/miscdevice.h>
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/slab.h>
+
+#include "loop.h"
+
+static DEFINE_IDR(loop_index_idr);
+static DEFINE_MUTEX(loop_ctl_mutex);
+
+static int max_loop = 8;
+module_param(max_loop, int, 0444);
+MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8)");
+
+/* Requests in flight per device; each costs a struct loop_cmd. */
+#define LOOP_QUEUE_DEPTH	128
+/* Bounce pages kept in reserve per device: one per worker. */
+#define LOOP_BOUNCE_RESERVE	1
+
+static int lo_open(struct block_device *bdev, fmode_t mode)
+{
+	struct loop_device *lo = bdev->bd_disk->private_data;
+	int err = mutex_lock_killable(&lo->lo_mutex);
+
+	if (err)
+		return err;
+	/* A device being deleted cannot be opened again. */
+	if (lo->lo_state == Lo_deleting)
+		err = -ENXIO;
+	mutex_unlock(&lo->lo_mutex);
+	return err;
+}
+
+static void lo_release(struct gendisk *disk, fmode_t mode)
+{
+	if (disk_openers(disk) > 0)
+		return;
+	loop_release_autoclear(disk->private_data);
+}
+
+static int lo_ioctl(struct block_device *bdev, fmode_t mode,
+		    unsigned int cmd, unsigned long arg)
+{
+	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev, mode,
+				 cmd, arg);
+}
+
+static void lo_free_disk(struct gendisk *disk)
+{
+	struct loop_device *lo = disk->private_data;
+
+	mempool_destroy(lo->lo_bounce_pool);
+	mutex_destroy(&lo->lo_mutex);
+	kfree(lo);
+}
+
+const struct block_device_operations lo_fops = {
+	.owner		= THIS_MODULE,
+	.open		= lo_open,
+	.release	= lo_release,
+	.ioctl		= lo_ioctl,
+	.free_disk	= lo_free_disk,
+};
+
+/*
+ * Create loop device number @i, or the lowest free number if @i < 0.
+ * Returns the number or a negative errno (-EEXIST if @i is taken).
+ */
+static int loop_add(int i)
+{
+	struct loop_device *lo;
+	struct gendisk *disk;
+	int err;
+
+	lo = kzalloc(sizeof(*lo), GFP_KERNEL);
+	if (!lo)
+		return -ENOMEM;
+	lo->lo_state = Lo_unbound;
+	mutex_init(&lo->lo_mutex);
+
+	err = mutex_lock_killable(&loop_ctl_mutex);
+	if (err)
+		goto out_free_dev;
+	if (i >= 0) {
+		err = idr_alloc(&loop_index_idr, lo, i, i + 1, GFP_KERNEL);
+		if (err == -ENOSPC)
+			err = -EEXIST;
+	} else {
+		err = idr_alloc(&loop_index_idr, lo, 0, 0, GFP_KERNEL);
+	}
+	mutex_unlock(&loop_ctl_mutex);
+	if (err < 0)
+		goto out_free_dev;
+	i = err;
+	lo->lo_number = i;
+
+	err = -ENOMEM;
+	lo->lo_bounce_pool = mempool_create_page_pool(LOOP_BOUNCE_RESERVE, 0);
+	if (!lo->lo_bounce_pool)
+		goto out_free_idr;
+
+	lo->tag_set.ops = &loop_mq_ops;
+	lo->tag_set.nr_hw_queues = 1;
+	lo->tag_set.queue_depth = LOOP_QUEUE_DEPTH;
+	lo->tag_set.numa_node = NUMA_NO_NODE;
+	lo->tag_set.cmd_size = sizeof(struct loop_cmd);
+	lo->tag_set.flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_STACKING |
+			    BLK_MQ_F_NO_SCHED_BY_DEFAULT;
+	lo->tag_set.driver_data = lo;
+	err = blk_mq_alloc_tag_set(&lo->tag_set);
+	if (err)
+		goto out_free_pool;
+
+	disk = blk_mq_alloc_disk(&lo->tag_set, lo);
+	if (IS_ERR(disk)) {
+		err = PTR_ERR(disk);
+		goto out_free_tags;
+	}
+	lo->lo_disk = disk;
+	/* The backing file keeps its own cache: write back, no FUA of ours. */
+	blk_queue_write_cache(disk->queue, true, false);
+	blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+
+	disk->major = LOOP_MAJOR;
+	disk->first_minor = i;
+	disk->minors = 1;
+	disk->flags |= GENHD_FL_NO_PART;
+	disk->fops = &lo_fops;
+	disk->private_data = lo;
+	disk->queue->queuedata = lo;
+	snprintf(disk->disk_name, DISK_NAME_LEN, "loop%d", i);
+	set_capacity(disk, 0);
+
+	err = add_disk(disk);
+	if (err)
+		goto out_put_disk;
+	return i;
+
+out_put_disk:
+	/* Without add_disk, put_disk does not call ->free_disk. */
+	put_disk(disk);
+out_free_tags:
+	blk_mq_free_tag_set(&lo->tag_set);
+out_free_pool:
+	mempool_destroy(lo->lo_bounce_pool);
+out_free_idr:
+	mutex_lock(&loop_ctl_mutex);
+	idr_remove(&loop_index_idr, i);
+	mutex_unlock(&loop_ctl_mutex);
+out_free_dev:
+	mutex_destroy(&lo->lo_mutex);
+	kfree(lo);
+	return err;
+}
+
+/* Remove a device in Lo_deleting; lo is freed when the disk is released. */
+static void loop_remove(struct loop_device *lo)
+{
+	int i = lo->lo_number;
+
+	del_gendisk(lo->lo_disk);
+	blk_mq_free_tag_set(&lo->tag_set);
+	mutex_lock(&loop_ctl_mutex);
+	idr_remove(&loop_index_idr, i);
+	mutex_unlock(&loop_ctl_mutex);
+	put_disk(lo->lo_disk);
+}
+
+/* Opening /dev/loopN of a device that does not exist yet creates it. */
+static void loop_probe(dev_t dev)
+{
+	int i = MINOR(dev);
+
+	if (max_loop && i >= max_loop)
+		return;
+	loop_add(i);
+}
+
+static int loop_control_remove(int i)
+{
+	struct loop_device *lo;
+	int err;
+
+	if (i < 0)
+		return -EINVAL;
+	err = mutex_lock_killable(&loop_ctl_mutex);
+	if (err)
+		return err;
+	lo = idr_find(&loop_index_idr, i);
+	if (!lo) {
+		mutex_unlock(&loop_ctl_mutex);
+		return -ENODEV;
+	}
+	/* Only an unused, unbound device can go. */
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (!err) {
+		if (lo->lo_state != Lo_unbound || disk_openers(lo->lo_disk) > 0)
+			err = -EBUSY;
+		else
+			lo->lo_state = Lo_deleting;
+		mutex_unlock(&lo->lo_mutex);
+	}
+	mutex_unlock(&loop_ctl_mutex);
+	if (!err)
+		loop_remove(lo);
+	return err;
+}
+
+static int loop_control_get_free(void)
+{
+	struct loop_device *lo;
+	int id, err;
+
+	err = mutex_lock_killable(&loop_ctl_mutex);
+	if (err)
+		return err;
+	idr_for_each_entry(&loop_index_idr, lo, id) {
+		/* Unlocked peek: a racing user gets -EBUSY at bind and retries. */
+		if (data_race(lo->lo_state) == Lo_unbound) {
+			mutex_unlock(&loop_ctl_mutex);
+			return id;
+		}
+	}
+	mutex_unlock(&loop_ctl_mutex);
+	return loop_add(-1);
+}
+
+static long loop_control_ioctl(struct file *file, unsigned int cmd,
+			       unsigned long parm)
+{
+	switch (cmd) {
+	case LOOP_CTL_ADD:
+		return loop_add(parm > INT_MAX ? -1 : (int)parm) ;
+	case LOOP_CTL_REMOVE:
+		return loop_control_remove(parm > INT_MAX ? -1 : (int)parm);
+	case LOOP_CTL_GET_FREE:
+		return loop_control_get_free();
+	default:
+		return -ENOSYS;
+	}
+}
+
+static const struct file_operations loop_ctl_fops = {
+	.open		= nonseekable_open,
+	.unlocked_ioctl	= loop_control_ioctl,
+	.compat_ioctl	= loop_control_ioctl,
+	.owner		= THIS_MODULE,
+	.llseek		= noop_llseek,
+};
+
+static struct miscdevice loop_misc = {
+	.minor		= LOOP_CTRL_MINOR,
+	.name		= "loop-control",
+	.fops		= &loop_ctl_fops,
+};
+
+static int __init loop_init(void)
+{
+	int i, err;
+
+	if (max_loop < 0 || max_loop > (1 << MINORBITS)) {
+		pr_err("loop: max_loop=%d is out of range\n", max_loop);
+		return -EINVAL;
+	}
+
+	err = misc_register(&loop_misc);
+	if (err)
+		return err;
+	err = __register_blkdev(LOOP_MAJOR, "loop", loop_probe);
+	if (err)
+		goto out_misc;
+
+	/* Pre-created devices are a convenience: a failure is not fatal. */
+	for (i = 0; i < max_loop; i++)
+		loop_add(i);
+
+	pr_info("loop: aesloop driver loaded, %d devices, AES: generic C\n",
+		max_loop);
+	return 0;
+
+out_misc:
+	misc_deregister(&loop_misc);
+	return err;
+}
+
+static void __exit loop_exit(void)
+{
+	struct loop_device *lo;
+	int id;
+
+	unregister_blkdev(LOOP_MAJOR, "loop");
+	misc_deregister(&loop_misc);
+
+	/*
+	 * Bound devices hold a module reference, so none is left here; no new
+	 * device can appear once the major and loop-control are gone.
+	 */
+	idr_for_each_entry(&loop_index_idr, lo, id) {
+		lo->lo_state = Lo_deleting;
+		loop_remove(lo);
+	}
+	idr_destroy(&loop_index_idr);
+}
+
+module_init(loop_init);
+module_exit(loop_exit);
+
+MODULE_DESCRIPTION("Loop block device with loop-AES compatible AES encryption");
+MODULE_LICENSE("GPL");
+MODULE_ALIAS_BLOCKDEV_MAJOR(LOOP_MAJOR);
+MODULE_ALIAS_MISCDEV(LOOP_CTRL_MINOR);
+MODULE_ALIAS("devname:loop-control");

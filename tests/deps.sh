@@ -1,0 +1,30 @@
+#!/bin/bash
+# Installs, from Debian 12's own archive, everything aesloop needs to build and test.
+# Safe to run again: apt-get skips what is already installed. Needs root.
+set -euo pipefail
+
+packages=(
+	# build: userspace library, tools, the kernel module (kbuild helpers) and util-linux
+	build-essential make pkg-config bc flex bison libelf-dev libssl-dev
+	dpkg-dev xz-utils zstd pahole python3
+	# test oracles and the programs the guest runs
+	openssl aespipe cryptsetup-bin e2fsprogs fio
+	# the test VM
+	qemu-system-x86 busybox-static cpio kmod
+)
+
+if [ "$(id -u)" -ne 0 ]; then
+	echo "deps.sh: must run as root to install packages" >&2
+	exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+	echo "deps.sh: installing ${missing[*]}"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
