@@ -24,7 +24,7 @@ KVER      ?= $(shell uname -r)
 KDIR      ?= /lib/modules/$(KVER)/build
 
 LIB_SRCS  := aes/aes.c aes/loop_aes.c
-TOOL_SRCS := tools/keysetup.c
+TOOL_SRCS := $(wildcard tools/keysetup.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.

@@ -1,0 +1,39 @@
+#!/bin/bash
+# Runs the host tests: every C test program, plain and under ASan+UBSan, and
+# every tests/host/t-*.sh script.  Prints their PASS/FAIL/SKIP lines, each
+# prefixed with the program that printed it; exits non-zero if any failed.
+# Build first with `make host-tests` (the Makefile's check-host does both).
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/../.." && pwd)
+build=${BUILD:-$top/build}
+export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$(cd "$top/../shared/vectors" 2>/dev/null && pwd)}
+export AESLOOP_TOP=$top AESLOOP_BUILD=$build
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
+
+status=0
+run() {	# run NAME CMD...: prefix each result line with NAME
+	local name=$1 out rc
+	shift
+	out=$("$@" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | sed -n "s/^\(PASS\|FAIL\|SKIP\) /\1 $name:/p"
+	# Anything else the program said (sanitizer reports) is shown on failure.
+	if [ "$rc" -ne 0 ]; then
+		status=1
+		if ! printf '%s\n' "$out" | grep -q '^FAIL '; then
+			echo "FAIL $name: exited with status $rc"
+		fi
+		printf '%s\n' "$out" | grep -v '^\(PASS\|FAIL\|SKIP\) ' | sed 's/^/    /' | tail -n 30
+	fi
+}
+
+for prog in "$build"/tests/*; do
+	[ -x "$prog" ] || continue
+	run "$(basename "$prog")" "$prog"
+done
+for script in "$top"/tests/host/t-*.sh; do
+	[ -e "$script" ] || continue
+	run "$(basename "$script" .sh)" bash "$script"
+done
+exit $status

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * testutil.h - the little that host tests share: result lines, hex, files.
+ *
+ * Each check prints one line, "PASS name", "FAIL name: details" or
+ * "SKIP name: why", which tests/host/run.sh counts.
+ */
+#ifndef AESLOOP_TESTUTIL_H
+#define AESLOOP_TESTUTIL_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int t_failures;
+
+static inline void t_result(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ok) {
+		printf("PASS %s\n", name);
+		return;
+	}
+	t_failures++;
+	printf("FAIL %s: ", name);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	printf("\n");
+}
+
+/* Parse @len bytes of hex from @s; returns 0 or -1 on bad input. */
+static inline int t_unhex(unsigned char *out, size_t len, const char *s)
+{
+	size_t i;
+
+	if (strlen(s) != 2 * len)
+		return -1;
+	for (i = 0; i < len; i++) {
+		unsigned int v;
+
+		if (sscanf(s + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (unsigned char)v;
+	}
+	return 0;
+}
+
+static inline void t_hex(char *out, const unsigned char *in, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		sprintf(out + 2 * i, "%02x", in[i]);
+}
+
+/* The vectors folder: $AESLOOP_VECTORS, else ../shared/vectors. */
+static inline const char *t_vectors_dir(void)
+{
+	const char *d = getenv("AESLOOP_VECTORS");
+
+	return d && *d ? d : "../shared/vectors";
+}
+
+/* Read a whole file into a malloc'd buffer; NULL if it cannot. */
+static inline unsigned char *t_read_file(const char *name, size_t *len)
+{
+	char path[4096];
+	unsigned char *buf = NULL;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", t_vectors_dir(), name);
+	f = fopen(path, "rb");
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc(n ? n : 1);
+		if (buf && fread(buf, 1, n, f) != (size_t)n) {
+			free(buf);
+			buf = NULL;
+		}
+		*len = n;
+	}
+	fclose(f);
+	return buf;
+}
+
+/*
+ * Split a tab-separated line in place into at most @max fields.
+ * Returns the number of fields.
+ */
+static inline int t_split_tsv(char *line, char **field, int max)
+{
+	int n = 0;
+	char *p = line;
+
+	line[strcspn(line, "\r\n")] = 0;
+	while (n < max) {
+		field[n++] = p;
+		p = strchr(p, '\t');
+		if (!p)
+			break;
+		*p++ = 0;
+	}
+	return n;
+}
+
+#endif /* AESLOOP_TESTUTIL_H */
