@@ -15,13 +15,12 @@
 #include <linux/errno.h>
 #else
 #include <stddef.h>
-#include <stdint.h>
 #include <string.h>
 #include <errno.h>
 
-typedef uint8_t u8;
-typedef uint32_t u32;
-typedef uint64_t u64;
+typedef unsigned char u8;
+typedef unsigned int u32;
+typedef unsigned long long u64;	/* int is 32 bits on every Linux ABI */
 
 /* As the kernel's: a memset the compiler may not drop as a dead store. */
 static inline void memzero_explicit(void *s, size_t count)

@@ -12,7 +12,7 @@
 
 /* The format's unit, whatever the block size of the device (spec section 1). */
 #define LOOP_AES_SECTOR_SHIFT	9
-#define LOOP_AES_SECTOR_SIZE	(1U << LOOP_AES_SECTOR_SHIFT)
+#define LOOP_AES_SECTOR_SIZE	512U
 
 /**
  * struct loop_aes_ctx - the keys of one loop-AES volume

@@ -13,10 +13,10 @@
  *    queue is the only I/O barrier.
  *
  * Device states:
- *  Lo_unbound -> Lo_bound            LOOP_SET_FD / LOOP_CONFIGURE
- *  Lo_bound   -> Lo_rundown          LOOP_CLR_FD, autoclear on last close
- *  Lo_rundown -> Lo_unbound          once the backing file is released
- *  Lo_unbound -> Lo_deleting         LOOP_CTL_REMOVE, module unload
+ *  LO_UNBOUND -> LO_BOUND            LOOP_SET_FD / LOOP_CONFIGURE
+ *  LO_BOUND   -> LO_RUNDOWN          LOOP_CLR_FD, autoclear on last close
+ *  LO_RUNDOWN -> LO_UNBOUND          once the backing file is released
+ *  LO_UNBOUND -> LO_DELETING         LOOP_CTL_REMOVE, module unload
  */
 #ifndef AESLOOP_LOOP_H
 #define AESLOOP_LOOP_H
@@ -32,16 +32,16 @@
 #include <linux/workqueue.h>
 
 #include "../aes/loop_aes.h"
-#include "compat.h"
 
 /* loop-AES's encryption type number for AES (spec section 5). */
 #define LO_CRYPT_AES	16
 
+/* Where a device is in its life cycle; see the diagram above. */
 enum lo_state {
-	Lo_unbound,
-	Lo_bound,
-	Lo_rundown,
-	Lo_deleting,
+	LO_UNBOUND,
+	LO_BOUND,
+	LO_RUNDOWN,
+	LO_DELETING,
 };
 
 /**
@@ -51,7 +51,7 @@ enum lo_state {
  * @lo_bounce_pool.
  *
  * Protected by @lo_mutex, and changed only with the queue frozen while
- * @lo_state is Lo_bound (the I/O path reads them without a lock):
+ * @lo_state is LO_BOUND (the I/O path reads them without a lock):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
  * @lo_crypt, @lo_wq.
  *
@@ -60,7 +60,7 @@ enum lo_state {
 struct loop_device {
 	int			lo_number;
 	enum lo_state		lo_state;
-	struct mutex		lo_mutex;
+	struct mutex		lo_mutex;	/* see the lock story above */
 
 	struct file		*lo_backing_file;
 	gfp_t			lo_old_gfp_mask;
@@ -107,10 +107,15 @@ void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 
 /* loop_ctl.c: configuration ioctls */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      lo_mode_t mode, unsigned int cmd, unsigned long arg);
+		      bool writable, unsigned int cmd, unsigned long arg);
 void loop_release_autoclear(struct loop_device *lo);
 
-/* loop_main.c */
+/* loop_main.c: device life cycle */
+int loop_open(struct loop_device *lo);
+void loop_release(struct loop_device *lo);
+void loop_free_disk(struct gendisk *disk);
+
+/* compat.c: what differs between kernel versions */
 extern const struct block_device_operations lo_fops;
 
 /* loop_sysfs.c */

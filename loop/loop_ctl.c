@@ -53,7 +53,7 @@ static int loop_validate_file(struct file *file, struct block_device *bdev)
 	while ((l = loop_of_file(f)) != NULL) {
 		if (f->f_mapping->host->i_rdev == bdev->bd_dev)
 			return -EBADF;
-		if (l->lo_state != Lo_bound)
+		if (l->lo_state != LO_BOUND)
 			return -EINVAL;
 		f = l->lo_backing_file;
 	}
@@ -122,7 +122,7 @@ static void loop_set_block_size(struct loop_device *lo, unsigned int bsize)
 	blk_queue_io_min(q, bsize);
 }
 
-static int loop_configure(struct loop_device *lo, lo_mode_t mode,
+static int loop_configure(struct loop_device *lo, bool writable,
 			  struct block_device *bdev,
 			  const struct loop_config *config)
 {
@@ -157,7 +157,7 @@ static int loop_configure(struct loop_device *lo, lo_mode_t mode,
 	if (err)
 		goto out_unlock_validate;
 	err = -EBUSY;
-	if (lo->lo_state != Lo_unbound)
+	if (lo->lo_state != LO_UNBOUND)
 		goto out_unlock;
 	err = loop_validate_file(file, bdev);
 	if (err)
@@ -170,7 +170,7 @@ static int loop_configure(struct loop_device *lo, lo_mode_t mode,
 	 * driver falls back to when the backing file cannot do it.
 	 */
 	flags &= ~LO_FLAGS_DIRECT_IO;
-	if (!(file->f_mode & FMODE_WRITE) || !lo_mode_write(mode) ||
+	if (!(file->f_mode & FMODE_WRITE) || !writable ||
 	    !file->f_op->write_iter)
 		flags |= LO_FLAGS_READ_ONLY;
 
@@ -184,7 +184,7 @@ static int loop_configure(struct loop_device *lo, lo_mode_t mode,
 	lo->lo_flags = flags;
 	loop_set_block_size(lo, bsize);
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
-	lo->lo_state = Lo_bound;
+	lo->lo_state = LO_BOUND;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
@@ -214,19 +214,22 @@ out_putf:
 }
 
 /*
- * Tear down a device in Lo_rundown: write back what the page cache still
+ * Tear down a device in LO_RUNDOWN: write back what the page cache still
  * holds (with the key still in place), stop I/O, drop the backing file and
- * wipe the key.
+ * wipe the key.  loop_validate_mutex is taken because loop_validate_file()
+ * follows other devices' backing files.
  */
 static void loop_unbind(struct loop_device *lo)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
+	struct request_queue *q = lo->lo_disk->queue;
 	struct file *file;
 
 	sync_blockdev(bdev);
-	blk_mq_freeze_queue(lo->lo_disk->queue);
 
+	mutex_lock(&loop_validate_mutex);
 	mutex_lock(&lo->lo_mutex);
+	blk_mq_freeze_queue(q);
 	file = lo->lo_backing_file;
 	mapping_set_gfp_mask(file->f_mapping, lo->lo_old_gfp_mask);
 	lo->lo_backing_file = NULL;
@@ -244,21 +247,20 @@ static void loop_unbind(struct loop_device *lo)
 	lo->lo_init[0] = 0;
 	lo->lo_init[1] = 0;
 	lo->lo_flags = 0;
+	blk_mq_unfreeze_queue(q);
+	/* The queue is drained and refuses new work: nothing is queued. */
 	destroy_workqueue(lo->lo_wq);
 	lo->lo_wq = NULL;
-	mutex_unlock(&lo->lo_mutex);
 
-	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
 	invalidate_bdev(bdev);
 	sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
 			   &loop_attribute_group);
 	set_disk_ro(lo->lo_disk, false);
-
-	mutex_lock(&lo->lo_mutex);
-	lo->lo_state = Lo_unbound;
+	lo->lo_state = LO_UNBOUND;
 	mutex_unlock(&lo->lo_mutex);
+	mutex_unlock(&loop_validate_mutex);
 
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	fput(file);
@@ -272,7 +274,7 @@ static int loop_clr_fd(struct loop_device *lo)
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
 		return err;
-	if (lo->lo_state != Lo_bound) {
+	if (lo->lo_state != LO_BOUND) {
 		mutex_unlock(&lo->lo_mutex);
 		return -ENXIO;
 	}
@@ -285,7 +287,7 @@ static int loop_clr_fd(struct loop_device *lo)
 		mutex_unlock(&lo->lo_mutex);
 		return -EBUSY;
 	}
-	lo->lo_state = Lo_rundown;
+	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
 
 	loop_unbind(lo);
@@ -299,11 +301,11 @@ static int loop_clr_fd(struct loop_device *lo)
 void loop_release_autoclear(struct loop_device *lo)
 {
 	mutex_lock(&lo->lo_mutex);
-	if (lo->lo_state != Lo_bound || !(lo->lo_flags & LO_FLAGS_AUTOCLEAR)) {
+	if (lo->lo_state != LO_BOUND || !(lo->lo_flags & LO_FLAGS_AUTOCLEAR)) {
 		mutex_unlock(&lo->lo_mutex);
 		return;
 	}
-	lo->lo_state = Lo_rundown;
+	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
 	loop_unbind(lo);
 }
@@ -325,7 +327,7 @@ static int loop_set_status(struct loop_device *lo,
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
 		goto out_free_ctx;
-	if (lo->lo_state != Lo_bound) {
+	if (lo->lo_state != LO_BOUND) {
 		err = -ENXIO;
 		goto out_unlock;
 	}
@@ -371,7 +373,7 @@ static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
 		return err;
-	if (lo->lo_state != Lo_bound) {
+	if (lo->lo_state != LO_BOUND) {
 		mutex_unlock(&lo->lo_mutex);
 		return -ENXIO;
 	}
@@ -461,7 +463,7 @@ static int loop_set_capacity(struct loop_device *lo)
 
 	if (err)
 		return err;
-	if (lo->lo_state == Lo_bound)
+	if (lo->lo_state == LO_BOUND)
 		set_capacity_and_notify(lo->lo_disk, loop_size(lo));
 	else
 		err = -ENXIO;
@@ -473,7 +475,7 @@ static int loop_set_capacity(struct loop_device *lo)
  * lo_ioctl_dispatch() - the loop ioctls of a /dev/loopN
  * @lo:   the device
  * @bdev: the block device the ioctl came through
- * @mode: its open mode
+ * @writable: the device was opened for writing
  * @cmd:  LOOP_* command
  * @arg:  user pointer or value, per command
  *
@@ -481,7 +483,7 @@ static int loop_set_capacity(struct loop_device *lo)
  * -ENOTTY for a command this driver does not know.
  */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      lo_mode_t mode, unsigned int cmd, unsigned long arg)
+		      bool writable, unsigned int cmd, unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
 	struct loop_config config;
@@ -493,18 +495,18 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_SET_FD:
 		memset(&config, 0, sizeof(config));
 		config.fd = arg;
-		return loop_configure(lo, mode, bdev, &config);
+		return loop_configure(lo, writable, bdev, &config);
 	case LOOP_CONFIGURE:
 		if (copy_from_user(&config, argp, sizeof(config)))
 			return -EFAULT;
-		err = loop_configure(lo, mode, bdev, &config);
+		err = loop_configure(lo, writable, bdev, &config);
 		memzero_explicit(&config, sizeof(config));
 		return err;
 	case LOOP_CLR_FD:
 		return loop_clr_fd(lo);
 	case LOOP_SET_STATUS64:
 	case LOOP_SET_STATUS:
-		if (!lo_mode_write(mode) && !capable(CAP_SYS_ADMIN))
+		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		if (cmd == LOOP_SET_STATUS64) {
 			if (copy_from_user(&info64, argp, sizeof(info64)))
@@ -534,7 +536,7 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		memzero_explicit(&info, sizeof(info));
 		return err;
 	case LOOP_SET_CAPACITY:
-		if (!lo_mode_write(mode) && !capable(CAP_SYS_ADMIN))
+		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		return loop_set_capacity(lo);
 	default:

@@ -145,8 +145,12 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
 
 	blk_mq_start_request(rq);
-	/* Reconfiguration freezes the queue, so this cannot change under us. */
-	if (data_race(lo->lo_state) != Lo_bound)
+	/*
+	 * The backing file is set and cleared only with the queue frozen, so
+	 * it stays for the life of this request.  It is still there while an
+	 * unbind writes the page cache back (LO_RUNDOWN).
+	 */
+	if (!data_race(lo->lo_backing_file))
 		return BLK_STS_IOERR;
 	queue_work(lo->lo_wq, &cmd->work);
 	return BLK_STS_OK;
@@ -168,7 +172,7 @@ const struct blk_mq_ops loop_mq_ops = {
 
 /**
  * loop_alloc_workqueue() - create the workqueue of a device being bound
- * @lo: the device, Lo_unbound, lo_mutex held
+ * @lo: the device, LO_UNBOUND, lo_mutex held
  *
  * WQ_MEM_RECLAIM gives it a rescuer thread, so requests are served even
  * when no new worker can be created (swap, writeback under pressure).

@@ -29,50 +29,51 @@ MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8)")
 /* Bounce pages kept in reserve per device: one per worker. */
 #define LOOP_BOUNCE_RESERVE	1
 
-static int lo_open(struct block_device *bdev, fmode_t mode)
+/**
+ * loop_open() - a /dev/loopN is being opened
+ * @lo: the device
+ *
+ * Return: 0, or -ENXIO for a device being deleted.
+ */
+int loop_open(struct loop_device *lo)
 {
-	struct loop_device *lo = bdev->bd_disk->private_data;
 	int err = mutex_lock_killable(&lo->lo_mutex);
 
 	if (err)
 		return err;
-	/* A device being deleted cannot be opened again. */
-	if (lo->lo_state == Lo_deleting)
+	if (lo->lo_state == LO_DELETING)
 		err = -ENXIO;
 	mutex_unlock(&lo->lo_mutex);
 	return err;
 }
 
-static void lo_release(struct gendisk *disk, fmode_t mode)
+/**
+ * loop_release() - a /dev/loopN was closed
+ * @lo: the device
+ *
+ * On the last close, an autoclear device is unbound.
+ */
+void loop_release(struct loop_device *lo)
 {
-	if (disk_openers(disk) > 0)
+	if (disk_openers(lo->lo_disk) > 0)
 		return;
-	loop_release_autoclear(disk->private_data);
+	loop_release_autoclear(lo);
 }
 
-static int lo_ioctl(struct block_device *bdev, fmode_t mode,
-		    unsigned int cmd, unsigned long arg)
-{
-	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev, mode,
-				 cmd, arg);
-}
-
-static void lo_free_disk(struct gendisk *disk)
+/**
+ * loop_free_disk() - the last reference to a device's gendisk is gone
+ * @disk: the gendisk; its private_data is the loop_device to free
+ */
+void loop_free_disk(struct gendisk *disk)
 {
 	struct loop_device *lo = disk->private_data;
 
+	if (!lo)	/* loop_add() failed and cleans up itself */
+		return;
 	mempool_destroy(lo->lo_bounce_pool);
 	mutex_destroy(&lo->lo_mutex);
 	kfree(lo);
 }
-
-const struct block_device_operations lo_fops = {
-	.owner		= THIS_MODULE,
-	.open		= lo_open,
-	.release	= lo_release,
-	.ioctl		= lo_ioctl,
-	.free_disk	= lo_free_disk,
-};
 
 /*
  * Create loop device number @i, or the lowest free number if @i < 0.
@@ -87,7 +88,7 @@ static int loop_add(int i)
 	lo = kzalloc(sizeof(*lo), GFP_KERNEL);
 	if (!lo)
 		return -ENOMEM;
-	lo->lo_state = Lo_unbound;
+	lo->lo_state = LO_UNBOUND;
 	mutex_init(&lo->lo_mutex);
 
 	err = mutex_lock_killable(&loop_ctl_mutex);
@@ -149,7 +150,7 @@ static int loop_add(int i)
 	return i;
 
 out_put_disk:
-	/* Without add_disk, put_disk does not call ->free_disk. */
+	disk->private_data = NULL;
 	put_disk(disk);
 out_free_tags:
 	blk_mq_free_tag_set(&lo->tag_set);
@@ -165,7 +166,7 @@ out_free_dev:
 	return err;
 }
 
-/* Remove a device in Lo_deleting; lo is freed when the disk is released. */
+/* Remove a device in LO_DELETING; lo is freed when the disk is released. */
 static void loop_remove(struct loop_device *lo)
 {
 	int i = lo->lo_number;
@@ -206,10 +207,10 @@ static int loop_control_remove(int i)
 	/* Only an unused, unbound device can go. */
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (!err) {
-		if (lo->lo_state != Lo_unbound || disk_openers(lo->lo_disk) > 0)
+		if (lo->lo_state != LO_UNBOUND || disk_openers(lo->lo_disk) > 0)
 			err = -EBUSY;
 		else
-			lo->lo_state = Lo_deleting;
+			lo->lo_state = LO_DELETING;
 		mutex_unlock(&lo->lo_mutex);
 	}
 	mutex_unlock(&loop_ctl_mutex);
@@ -228,7 +229,7 @@ static int loop_control_get_free(void)
 		return err;
 	idr_for_each_entry(&loop_index_idr, lo, id) {
 		/* Unlocked peek: a racing user gets -EBUSY at bind and retries. */
-		if (data_race(lo->lo_state) == Lo_unbound) {
+		if (data_race(lo->lo_state) == LO_UNBOUND) {
 			mutex_unlock(&loop_ctl_mutex);
 			return id;
 		}
@@ -242,13 +243,13 @@ static long loop_control_ioctl(struct file *file, unsigned int cmd,
 {
 	switch (cmd) {
 	case LOOP_CTL_ADD:
-		return loop_add(parm > INT_MAX ? -1 : (int)parm) ;
+		return loop_add(parm > INT_MAX ? -1 : (int)parm);
 	case LOOP_CTL_REMOVE:
 		return loop_control_remove(parm > INT_MAX ? -1 : (int)parm);
 	case LOOP_CTL_GET_FREE:
 		return loop_control_get_free();
 	default:
-		return -ENOSYS;
+		return -ENOTTY;
 	}
 }
 
@@ -308,7 +309,7 @@ static void __exit loop_exit(void)
 	 * device can appear once the major and loop-control are gone.
 	 */
 	idr_for_each_entry(&loop_index_idr, lo, id) {
-		lo->lo_state = Lo_deleting;
+		lo->lo_state = LO_DELETING;
 		loop_remove(lo);
 	}
 	idr_destroy(&loop_index_idr);

@@ -1,0 +1,57 @@
+#!/bin/bash
+# Static checks: the kernel's checkpatch.pl --strict on the kernel-side C
+# (loop/, aes/), and shellcheck on the project's shell scripts.
+# checkpatch.pl is not in Debian's headers packages; it comes out of the
+# linux-source deb of the 6.1 series, cached in build/.
+# Prints PASS/FAIL lines; exits non-zero on a failure.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cache=$top/build/checkpatch
+status=0
+
+fetch_checkpatch() {
+	[ -x "$cache/scripts/checkpatch.pl" ] && return 0
+	local tmp deb tarball
+	tmp=$(mktemp -d)
+	# shellcheck disable=SC2064
+	trap "rm -rf '$tmp'" RETURN
+	(cd "$tmp" && apt-get download -q linux-source-6.1 >&2)
+	deb=$(ls "$tmp"/linux-source-6.1_*.deb)
+	dpkg-deb -x "$deb" "$tmp/root"
+	tarball=$(ls "$tmp"/root/usr/src/linux-source-6.1.tar.*)
+	mkdir -p "$cache"
+	# Only the script and the data files it reads.
+	tar -xf "$tarball" -C "$cache" --strip-components=1 --wildcards \
+		'*/scripts/checkpatch.pl' '*/scripts/spelling.txt' \
+		'*/scripts/const_structs.checkpatch'
+}
+
+fetch_checkpatch
+files=$(cd "$top" && git ls-files "loop/*.[ch]" "aes/*.[ch]")
+for f in $files; do
+	if out=$(cd "$top" && "$cache/scripts/checkpatch.pl" --strict --no-tree \
+		--terse --show-types -f "$f" 2>&1) &&
+	   ! grep -q 'WARNING\|ERROR\|CHECK' <<<"$out"; then
+		echo "PASS checkpatch-$f"
+	else
+		echo "FAIL checkpatch-$f: $(grep -c 'WARNING\|ERROR\|CHECK' <<<"$out") findings"
+		sed 's/^/    /' <<<"$out" | head -20
+		status=1
+	fi
+done
+
+if command -v shellcheck >/dev/null; then
+	mapfile -t scripts < <(cd "$top" && git ls-files '*.sh' .ci/run)
+	if out=$(cd "$top" && shellcheck -x "${scripts[@]}" 2>&1); then
+		echo "PASS shellcheck"
+	else
+		echo "FAIL shellcheck: findings"
+		sed 's/^/    /' <<<"$out" | head -40
+		status=1
+	fi
+else
+	echo "FAIL shellcheck: not installed (tests/deps.sh installs it)"
+	status=1
+fi
+exit $status
