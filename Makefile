@@ -30,7 +30,7 @@ HDRS      := $(wildcard aes/*.h tools/*.h)
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
 
-.PHONY: all userspace module install losetup check-host check demo clean
+.PHONY: all userspace module install losetup host-tests check-host vm-tools check demo clean
 
 all: userspace module
 
@@ -99,3 +99,12 @@ demo:
 clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
+
+# Programs the VM tests run in the guest: static, so they need no libraries.
+VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl
+
+vm-tools: $(VM_TOOLS)
+
+$(BUILD)/vm-tools/%: tests/vm/%.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<

@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * lo-ioctl - issue loop ioctls exactly as asked, for the VM tests.
+ *
+ * losetup never sends a key size of 7 or an encrypt type of 99; the tests
+ * need to, to check that the driver refuses them and changes nothing.
+ *
+ *   lo-ioctl status DEV                 LOOP_GET_STATUS64, printed as key=value
+ *   lo-ioctl set-status DEV [OPTS]      LOOP_SET_STATUS64
+ *   lo-ioctl set-fd DEV FILE [OPTS]     LOOP_SET_FD, then LOOP_SET_STATUS64
+ *                                       if any OPTS are given
+ *   lo-ioctl configure DEV FILE [OPTS]  LOOP_CONFIGURE
+ *   lo-ioctl clr DEV                    LOOP_CLR_FD
+ *   lo-ioctl get-free                   LOOP_CTL_GET_FREE, prints the number
+ * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
+ *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -r (open the file read-only)
+ *
+ * On failure it prints "lo-ioctl: IOCTL: ERRNAME (message)" and exits 1.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/loop.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+static int fail(const char *what)
+{
+	int e = errno;
+
+	fprintf(stderr, "lo-ioctl: %s: %s (%s)\n", what,
+		strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e));
+	return 1;
+}
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: lo-ioctl status|set-status|set-fd|configure|clr|get-free DEV [FILE] [OPTS]\n");
+	return 2;
+}
+
+static void put_hex(const char *name, const unsigned char *p, size_t n)
+{
+	printf("%s=", name);
+	while (n--)
+		printf("%02x", *p++);
+	printf("\n");
+}
+
+static int parse_opts(int argc, char **argv, struct loop_config *cfg,
+		      int *any, int *ro)
+{
+	struct loop_info64 *info = &cfg->info;
+	const char *hex;
+	int c;
+
+	while ((c = getopt(argc, argv, "t:s:k:o:l:f:n:b:r")) != -1) {
+		*any = 1;
+		switch (c) {
+		case 't':
+			info->lo_encrypt_type = strtoul(optarg, NULL, 0);
+			break;
+		case 's':
+			info->lo_encrypt_key_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'k':
+			hex = optarg;
+			for (size_t i = 0; i < LO_KEY_SIZE && hex[0] && hex[1]; i++, hex += 2)
+				sscanf(hex, "%2hhx", &info->lo_encrypt_key[i]);
+			break;
+		case 'o':
+			info->lo_offset = strtoll(optarg, NULL, 0);
+			break;
+		case 'l':
+			info->lo_sizelimit = strtoull(optarg, NULL, 0);
+			break;
+		case 'f':
+			info->lo_flags = strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			snprintf((char *)info->lo_crypt_name, LO_NAME_SIZE, "%s", optarg);
+			break;
+		case 'b':
+			cfg->block_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'r':
+			*ro = 1;
+			break;
+		default:
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	struct loop_config cfg;
+	struct loop_info64 info;
+	const char *cmd, *dev;
+	int fd, ffd, any = 0, ro = 0, n;
+
+	if (argc < 2)
+		return usage();
+	cmd = argv[1];
+	if (!strcmp(cmd, "get-free")) {
+		fd = open("/dev/loop-control", O_RDWR);
+		if (fd < 0)
+			return fail("open /dev/loop-control");
+		n = ioctl(fd, LOOP_CTL_GET_FREE);
+		if (n < 0)
+			return fail("LOOP_CTL_GET_FREE");
+		printf("%d\n", n);
+		return 0;
+	}
+	if (argc < 3)
+		return usage();
+	dev = argv[2];
+	memset(&cfg, 0, sizeof(cfg));
+	fd = open(dev, O_RDWR);
+	if (fd < 0)
+		return fail(dev);
+
+	if (!strcmp(cmd, "status")) {
+		if (ioctl(fd, LOOP_GET_STATUS64, &info))
+			return fail("LOOP_GET_STATUS64");
+		printf("number=%u\noffset=%lld\nsizelimit=%llu\nflags=%#x\n",
+		       info.lo_number, (long long)info.lo_offset,
+		       (unsigned long long)info.lo_sizelimit, info.lo_flags);
+		printf("encrypt_type=%u\nencrypt_key_size=%u\n",
+		       info.lo_encrypt_type, info.lo_encrypt_key_size);
+		printf("file_name=%.64s\ncrypt_name=%.64s\n",
+		       (char *)info.lo_file_name, (char *)info.lo_crypt_name);
+		put_hex("encrypt_key", info.lo_encrypt_key, LO_KEY_SIZE);
+		return 0;
+	}
+	if (!strcmp(cmd, "clr")) {
+		if (ioctl(fd, LOOP_CLR_FD, 0))
+			return fail("LOOP_CLR_FD");
+		return 0;
+	}
+	if (!strcmp(cmd, "set-status")) {
+		optind = 3;
+		if (parse_opts(argc, argv, &cfg, &any, &ro))
+			return usage();
+		if (ioctl(fd, LOOP_SET_STATUS64, &cfg.info))
+			return fail("LOOP_SET_STATUS64");
+		return 0;
+	}
+	if (argc < 4)
+		return usage();
+	optind = 4;
+	if (parse_opts(argc, argv, &cfg, &any, &ro))
+		return usage();
+	ffd = open(argv[3], ro ? O_RDONLY : O_RDWR);
+	if (ffd < 0)
+		return fail(argv[3]);
+	if (!strcmp(cmd, "set-fd")) {
+		if (ioctl(fd, LOOP_SET_FD, ffd))
+			return fail("LOOP_SET_FD");
+		if (any && ioctl(fd, LOOP_SET_STATUS64, &cfg.info))
+			return fail("LOOP_SET_STATUS64");
+		return 0;
+	}
+	if (!strcmp(cmd, "configure")) {
+		cfg.fd = ffd;
+		if (ioctl(fd, LOOP_CONFIGURE, &cfg))
+			return fail("LOOP_CONFIGURE");
+		return 0;
+	}
+	return usage();
+}
