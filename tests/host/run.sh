@@ -7,7 +7,7 @@ set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build=${BUILD:-$top/build}
-export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$(cd "$top/../shared/vectors" 2>/dev/null && pwd)}
+export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$("$top/tests/host/vectors-dir.sh")}
 export AESLOOP_TOP=$top AESLOOP_BUILD=$build
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 
