@@ -1,0 +1,236 @@
+#!/bin/bash
+# Usage: tests/vm/mkinitramfs.sh KVER OUT.cpio.gz
+# Packs the initramfs of the aesloop test VM for kernel KVER (unpacked by kernel.sh into
+# build/kernel/KVER): busybox-static with its applet links, bash, the kernel modules the
+# tests need, the host's cryptsetup/e2fsprogs/util-linux/kmod programs with the libraries ldd
+# lists, and tests/vm/init.sh as /init. Big programs whose libraries would triple the image
+# (fio, gpg) are not packed: they are staged in build/vm/lazy/ and run in the guest from the
+# read-only 9p share through small wrappers.
+# Rebuilds only when an input changed (this script, init.sh, the kernel tree, a program or
+# library, build/bin/losetup); otherwise it returns at once.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+say() { echo "mkinitramfs.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ $# -eq 2 ] || die "usage: $0 KVER OUT.cpio.gz"
+kver=$1
+out=$2
+tree="$top/build/kernel/$kver"
+moddir="$tree/lib/modules/$kver"
+[ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
+
+# Guest path of the lazy programs; run.sh shares the project root as /aesloop.
+lazy="$top/build/vm/lazy"
+lazy_guest=/aesloop/build/vm/lazy
+
+# Kernel modules for the tests. modprobe adds their dependencies and soft dependencies;
+# names that this kernel has built in are skipped. The stock loop module is never packed:
+# the guest loads only the loop.ko that run.sh is given.
+modules=(
+	virtio_pci 9pnet_virtio 9p virtio_blk brd
+	ext4
+	dm_mod dm_crypt
+	# dm-crypt's ciphers for loop-AES mappings (aes-cbc-plain64, aes-cbc-lmk needs md5)
+	# and for LUKS comparisons (xts); aesni_intel is rejected at load on a CPU without AES-NI.
+	aes aesni_intel cbc ecb xts md5 sha256 sha512
+	# cryptsetup asks the kernel's crypto through AF_ALG for some checks.
+	algif_skcipher algif_hash
+)
+
+# Programs packed into the initramfs: "SOURCE DEST [LINK...]" (links sit beside DEST).
+programs=(
+	"/usr/bin/bash /usr/bin/bash"
+	# modprobe must be kmod: request_module() runs CONFIG_MODPROBE_PATH=/sbin/modprobe for
+	# dm-crypt's ciphers, and busybox's modprobe does not read compressed modules.
+	"/usr/bin/kmod /usr/bin/kmod /usr/sbin/modprobe /usr/sbin/insmod /usr/sbin/rmmod /usr/sbin/lsmod /usr/sbin/modinfo /usr/sbin/depmod"
+	"/usr/sbin/mke2fs /usr/sbin/mke2fs /usr/sbin/mkfs.ext4 /usr/sbin/mkfs.ext2"
+	"/usr/sbin/e2fsck /usr/sbin/e2fsck /usr/sbin/fsck.ext4"
+	"/usr/sbin/cryptsetup /usr/sbin/cryptsetup"
+	"/usr/sbin/dmsetup /usr/sbin/dmsetup"
+	"/usr/sbin/losetup /usr/sbin/losetup.stock"
+	"/usr/bin/mount /usr/bin/mount"
+	"/usr/bin/umount /usr/bin/umount"
+	"/usr/sbin/blkid /usr/sbin/blkid"
+	"/usr/bin/aespipe /usr/bin/aespipe"
+)
+optional_programs=(/usr/sbin/dmsetup /usr/bin/aespipe)
+lazy_programs=(/usr/bin/fio /usr/bin/gpg /usr/bin/gpg-agent)
+# glibc loads libgcc_s itself when a thread is cancelled (libcryptsetup runs threads).
+extra_libs=(/lib/x86_64-linux-gnu/libgcc_s.so.1)
+
+patched_losetup="$top/build/bin/losetup"
+
+# Libraries ldd lists for the given programs, one path a line.
+libs_of() {
+	local prog line
+	for prog in "$@"; do
+		while IFS= read -r line; do
+			case "$line" in
+			*"not found"*) die "$prog: library missing on the host: $line" ;;
+			*" => /"*) line=${line#*=> }; echo "${line%% (*}" ;;
+			*/ld-linux*) line=${line#"${line%%/*}"}; echo "${line%% (*}" ;;
+			esac
+		done < <(ldd "$prog")
+	done | sort -u
+}
+
+present() { [ -e "$1" ]; }
+
+main_progs=()
+for entry in "${programs[@]}"; do
+	read -r src _ <<<"$entry"
+	if ! present "$src"; then
+		[[ " ${optional_programs[*]} " == *" $src "* ]] && continue
+		die "$src is missing on the host (run tests/deps.sh)"
+	fi
+	main_progs+=("$src")
+done
+if [ -x "$patched_losetup" ]; then
+	main_progs+=("$patched_losetup")
+else
+	say "warning: $patched_losetup not built yet; the guest's losetup is the stock one"
+fi
+lazy_progs=()
+for src in "${lazy_programs[@]}"; do
+	present "$src" && lazy_progs+=("$src")
+done
+
+mapfile -t main_libs < <(libs_of "${main_progs[@]}"; printf '%s\n' "${extra_libs[@]}")
+mapfile -t lazy_libs < <(libs_of "${lazy_progs[@]}")
+
+# An input's identity is its path, size and mtime (content for the scripts we edit). The
+# lazy programs are shared by every kernel's initramfs, so they have their own fingerprint.
+fingerprint() {
+	{
+		sha256sum <"${BASH_SOURCE[0]}"
+		stat -L -c '%n %s %Y' "$@"
+	} | sha256sum | cut -d' ' -f1
+}
+
+mkdir -p "$top/build/vm" "$(dirname "$out")"
+# Two run.sh started together must not pack into the same files.
+exec 8>"$top/build/vm/.mkinitramfs.lock"
+flock 8
+
+want=$(fingerprint "$top/tests/vm/init.sh" "$tree/.aesloop-tree-ok" /usr/bin/busybox /etc/mke2fs.conf \
+	"${main_progs[@]}" "${main_libs[@]}")
+want_lazy=$(fingerprint "${lazy_progs[@]}" "${lazy_libs[@]}" "${main_libs[@]}")
+if [ -f "$out" ] && [ "$(cat "$out.inputs" 2>/dev/null)" = "$want" ] &&
+	[ "$(cat "$lazy/.inputs" 2>/dev/null)" = "$want_lazy" ]; then
+	exit 0
+fi
+say "packing $(basename "$out") for $kver"
+
+stage=$(mktemp -d "$top/build/vm/.stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+
+# Merged /usr, as on the host, so /sbin/modprobe and /lib/... paths from ldd resolve.
+mkdir -p "$stage"/usr/{bin,sbin,lib,lib64} "$stage"/{dev,proc,sys,tmp,run,aesloop,share,mnt,etc,root,var}
+for d in bin sbin lib lib64; do
+	ln -s "usr/$d" "$stage/$d"
+done
+ln -s /proc/self/mounts "$stage/etc/mtab"
+printf 'root:x:0:0:root:/root:/bin/bash\n' >"$stage/etc/passwd"
+printf 'root:x:0:\n' >"$stage/etc/group"
+: >"$stage/etc/fstab"
+# Without its configuration mke2fs falls back to ext2-era defaults.
+cp /etc/mke2fs.conf "$stage/etc/"
+
+# Copies a host file to the same path in the merged-/usr stage.
+put() {
+	local dst=$2
+	case "$dst" in
+	/bin/* | /sbin/* | /lib/* | /lib64/*) dst=/usr$dst ;;
+	esac
+	mkdir -p "$(dirname "$stage$dst")"
+	cp -L --remove-destination "$1" "$stage$dst"
+}
+
+# busybox first, so that the real programs below replace the applets they shadow.
+put /usr/bin/busybox /usr/bin/busybox
+while read -r applet; do
+	applet=/$applet
+	case "$applet" in
+	/bin/* | /sbin/*) applet=/usr$applet ;;
+	esac
+	[ -e "$stage$applet" ] || ln -s /usr/bin/busybox "$stage$applet"
+done < <(/usr/bin/busybox --list-full)
+
+for entry in "${programs[@]}"; do
+	read -r src dst links <<<"$entry"
+	present "$src" || continue
+	put "$src" "$dst"
+	for l in $links; do
+		if [ "$(dirname "$l")" = "$(dirname "$dst")" ]; then
+			ln -sfn "$(basename "$dst")" "$stage$l"
+		else
+			ln -sfn "$dst" "$stage$l"
+		fi
+	done
+done
+if [ -x "$patched_losetup" ]; then
+	put "$patched_losetup" /usr/sbin/losetup
+else
+	ln -sfn losetup.stock "$stage/usr/sbin/losetup"
+fi
+for lib in "${main_libs[@]}"; do
+	put "$lib" "$lib"
+done
+
+# The lazy programs: wrappers in the initramfs; binaries, and the libraries the initramfs
+# lacks, on the share.
+for src in "${lazy_progs[@]}"; do
+	name=$(basename "$src")
+	cat >"$stage/usr/bin/$name" <<-EOF
+		#!/bin/bash
+		# $name and its libraries live on the 9p share to keep the initramfs small.
+		LD_LIBRARY_PATH=$lazy_guest/lib exec $lazy_guest/bin/$name "\$@"
+	EOF
+	chmod 755 "$stage/usr/bin/$name"
+done
+if [ "$(cat "$lazy/.inputs" 2>/dev/null)" != "$want_lazy" ]; then
+	rm -rf "$lazy"
+	mkdir -p "$lazy/bin" "$lazy/lib"
+	cp -L "${lazy_progs[@]}" "$lazy/bin/"
+	for lib in "${lazy_libs[@]}"; do
+		[[ " ${main_libs[*]} " == *" $lib "* ]] || cp -L "$lib" "$lazy/lib/"
+	done
+	echo "$want_lazy" >"$lazy/.inputs"
+fi
+
+# Modules: the closure modprobe computes, decompressed (6.12 ships .ko.xz), then a fresh depmod.
+mkdir -p "$stage/lib/modules/$kver"
+cp "$moddir"/modules.builtin* "$moddir"/modules.order "$stage/lib/modules/$kver/"
+while read -r kind path _; do
+	[ "$kind" = insmod ] || continue
+	rel=${path#"$moddir"/}
+	rel=${rel#./}
+	case "$rel" in
+	*/drivers/block/loop.ko*) die "the stock loop module was pulled in; refusing to pack it" ;;
+	esac
+	dst="$stage/lib/modules/$kver/${rel%.xz}"
+	mkdir -p "$(dirname "$dst")"
+	case "$path" in
+	*.ko.xz) xz -dc "$path" >"$dst" ;;
+	*) cp "$path" "$dst" ;;
+	esac
+done < <(modprobe -d "$tree" -S "$kver" --show-depends -a "${modules[@]}" 2> >(grep -v '^modprobe: FATAL: Module .* not found' >&2 || true))
+# Names that were neither packed nor built in would leave a test without its module.
+for m in "${modules[@]}"; do
+	mod_file=$(modprobe -d "$tree" -S "$kver" --show-depends "$m" 2>/dev/null | tail -n1 || true)
+	[ -n "$mod_file" ] || die "module $m: neither built into $kver nor found in its tree"
+done
+depmod -b "$stage" "$kver"
+
+install -m 755 "$top/tests/vm/init.sh" "$stage/init"
+
+# cpio of the stage, owned by root, in a stable order; gzip because TCG decompresses it
+# faster than xz.
+tmp_out="$out.tmp.$$"
+(cd "$stage" && find . -mindepth 1 -print0 | LC_ALL=C sort -z |
+	cpio --null --create --format=newc --owner=0:0 --reproducible --quiet) | gzip -6 -n >"$tmp_out"
+mv "$tmp_out" "$out"
+echo "$want" >"$out.inputs"
+say "wrote $(basename "$out"): $(du -k "$out" | cut -f1) KiB, $(du -sk "$stage" | cut -f1) KiB unpacked"

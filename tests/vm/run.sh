@@ -1,0 +1,332 @@
+#!/bin/bash
+# Runs one script inside a QEMU (TCG) guest with a Debian kernel and the loop.ko under test.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF'
+Usage: tests/vm/run.sh [OPTIONS] SCRIPT [ARGS...]
+
+Boots build/kernel/KVER/boot/vmlinuz-KVER under QEMU (TCG), loads the module under test with
+insmod, runs SCRIPT ARGS... in the guest, checks the guest's kernel log and powers off.
+The project root is the guest's read-only /aesloop; build/vm/share is its writable /share.
+
+SCRIPT is a guest path (/aesloop/tests/vm/t-basic.sh), a path on this host (a file inside the
+project is mapped to /aesloop/...; any other file, e.g. a bug report's reproducer, is copied
+into the run's folder first; system paths such as /bin/sh stay guest paths), or a command
+name on the guest's PATH. Guest scripts source /aesloop/tests/vm/lib.sh to report results.
+
+Options:
+  -k KVER     guest kernel: a release unpacked by kernel.sh, or a series (6.1, 6.12) that is
+              fetched on demand; default: the current 6.1 release
+  -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2, VAES, AVX-512;
+              qemu64 has no AES-NI)
+  -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
+  -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
+  -u          rmmod the module after the script and report module-unload
+  -t SECONDS  wall-clock limit for the whole VM run (default 300)
+  -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
+  -n PREFIX   prefix of result names (default: the script's name without .sh)
+  -s DIR      host folder shared as the guest's /share (default build/vm/share)
+  -i          interactive: the script gets the console as its terminal (e.g. SCRIPT = bash)
+  -v          show the whole console (boot messages, dmesg) while it runs
+  -q          show nothing while it runs, only the results
+  -h          this help
+
+Results: the guest's own results (@@AESLOOP-RESULT lines), then module-load, script-exit
+(the script's exit status) and guest-dmesg (fails on an oops, BUG:, WARNING:, Call Trace,
+general protection fault or panic in the kernel log, or when the guest did not finish).
+Exit status: 0 when nothing failed, 1 when something failed, 2 on a usage or setup error.
+Each run's files (console.log, channel.log, dmesg.txt, results.txt) are kept in
+build/vm/runs/ID/; build/vm/last points at the latest.
+EOF
+}
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+say() { echo "run.sh: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+kver=
+cpu=max
+module="$top/loop/loop.ko"
+modparams=
+unload=0
+timeout_s=300
+results_file=
+prefix=
+share="$top/build/vm/share"
+interactive=0
+verbosity=1
+while getopts 'k:c:m:p:ut:r:n:s:ivqh' opt; do
+	case "$opt" in
+	k) kver=$OPTARG ;;
+	c) cpu=$OPTARG ;;
+	m) module=$OPTARG ;;
+	p) modparams=$OPTARG ;;
+	u) unload=1 ;;
+	t) timeout_s=$OPTARG ;;
+	r) results_file=$OPTARG ;;
+	n) prefix=$OPTARG ;;
+	s) share=$OPTARG ;;
+	i) interactive=1 ;;
+	v) verbosity=2 ;;
+	q) verbosity=0 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+script=$1
+shift
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
+if [ -n "$results_file" ]; then
+	# Resolved now: the path is relative to where run.sh was started.
+	touch "$results_file" || die "cannot write $results_file"
+	results_file=$(realpath "$results_file")
+fi
+
+# The kernel: unpacked (and fetched if needed) by kernel.sh, which prints the release.
+if [ -z "$kver" ]; then
+	kver=$("$top/tests/vm/kernel.sh" 6.1) || die "kernel.sh 6.1 failed"
+elif [ ! -f "$top/build/kernel/$kver/.aesloop-tree-ok" ]; then
+	kver=$("$top/tests/vm/kernel.sh" "$kver") || die "kernel.sh $kver failed"
+fi
+vmlinuz="$top/build/kernel/$kver/boot/vmlinuz-$kver"
+[ -f "$vmlinuz" ] || die "$vmlinuz missing"
+
+initrd="$top/build/vm/initramfs-$kver.cpio.gz"
+"$top/tests/vm/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs.sh failed"
+
+# One folder per run; the oldest are pruned so build/vm/runs stays small.
+runs="$top/build/vm/runs"
+id=$(date +%Y%m%d-%H%M%S)-$$
+rundir="$runs/$id"
+mkdir -p "$rundir" "$share"
+share=$(realpath "$share")
+ln -sfn "runs/$id" "$top/build/vm/last"
+old=("$runs"/*/)
+if [ "${#old[@]}" -gt 20 ]; then
+	rm -rf "${old[@]:0:${#old[@]}-20}"
+fi
+
+# A host file as the guest sees it: inside the project through /aesloop, anything else copied
+# into this run's folder (which is inside the project).
+guest_path() {
+	local p
+	p=$(realpath "$1")
+	if [[ "$p" == "$top"/* ]]; then
+		echo "/aesloop/${p#"$top"/}"
+	else
+		cp "$p" "$rundir/"
+		echo "/aesloop/${rundir#"$top"/}/$(basename "$p")"
+	fi
+}
+
+# The module: checked on the host, where tools and messages are better.
+g_module=
+mod_name=
+mod_buildid=
+if [ "$module" != none ]; then
+	[ -f "$module" ] || die "module $module not found (build loop/ first, or pass -m PATH, or -m none)"
+	vermagic=$(modinfo -F vermagic "$module" 2>/dev/null) || die "$module: not a kernel module"
+	[ "${vermagic%% *}" = "$kver" ] ||
+		die "$module was built for ${vermagic%% *}, but the guest kernel is $kver (use -k or rebuild)"
+	mod_name=$(modinfo -F name "$module")
+	# The guest proves that the module it loaded is this file by comparing ELF build ids.
+	elf=$module
+	case "$module" in
+	*.xz) elf="$rundir/module.ko"; xz -dc "$module" >"$elf" ;;
+	esac
+	mod_buildid=$(readelf -n "$elf" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p')
+	[ -n "$mod_buildid" ] || die "$module has no ELF build id to check the loaded module against"
+	g_module=$(guest_path "$module")
+fi
+
+# The script: see the usage text for how its path is read.
+case "$script" in
+/aesloop/* | /share/*) g_script=$script ;;
+/bin/* | /sbin/* | /usr/* | /lib/* | /etc/* | /proc/* | /sys/* | /dev/*) g_script=$script ;;
+*/*)
+	[ -f "$script" ] || die "$script: no such file on this host (guest paths start with /aesloop/)"
+	g_script=$(guest_path "$script")
+	;;
+*)
+	if [ -f "$script" ]; then
+		g_script=$(guest_path "$script")
+	else
+		g_script=$script
+	fi
+	;;
+esac
+if [ -z "$prefix" ]; then
+	prefix=$(basename "$g_script")
+	prefix=${prefix%.sh}
+fi
+
+# The job the guest's /init sources: bash assignments, quoted by printf %q.
+q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
+read -r -a params <<<"$modparams"
+{
+	printf 'AESLOOP_MODULE=%q\n' "$g_module"
+	printf 'AESLOOP_MODULE_NAME=%q\n' "$mod_name"
+	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$mod_buildid"
+	printf 'AESLOOP_MODPARAMS=(%s)\n' "$(q_list "${params[@]}")"
+	printf 'AESLOOP_SCRIPT=%q\n' "$g_script"
+	printf 'AESLOOP_ARGS=(%s)\n' "$(q_list "$@")"
+	printf 'AESLOOP_INTERACTIVE=%s\n' "$interactive"
+	printf 'AESLOOP_UNLOAD=%s\n' "$unload"
+} >"$rundir/job"
+
+console="$rundir/console.log"
+channel="$rundir/channel.log"
+qemu=(
+	qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 1024 -smp 2
+	-nographic -no-reboot -nodefaults -no-user-config
+	-kernel "$vmlinuz" -initrd "$initrd"
+	# panic=-1 with -no-reboot: a guest panic ends QEMU instead of hanging until the timeout.
+	-append "console=ttyS0 panic=-1 loglevel=4 aesloop.job=${rundir#"$top"/}/job"
+	# ttyS0: the console; ttyS1: the result channel (see init.sh).
+	-serial mon:stdio -serial "file:$channel"
+	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
+	-virtfs "local,path=$share,mount_tag=share,security_model=none"
+)
+printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
+echo >>"$rundir/qemu-command"
+
+# What a person sees while the guest runs: the script's output and the results; the boot
+# and the dmesg dump only with -v.
+show() {
+	local line on=0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		if [ "$verbosity" -ge 2 ]; then
+			printf '%s\n' "$line"
+			continue
+		fi
+		[ "$verbosity" -ge 1 ] || continue
+		case "$line" in
+		*@@AESLOOP-BEGIN\ *) on=1; printf -- '--- guest: %s\n' "${line#*@@AESLOOP-BEGIN }" ;;
+		*@@AESLOOP-EXIT\ *) on=0; printf -- '--- guest script exit status %s\n' "${line#*@@AESLOOP-EXIT }" ;;
+		*@@AESLOOP-RESULT\ *) printf '%s\n' "${line#*@@AESLOOP-RESULT }" ;;
+		*@@AESLOOP-*) ;;
+		aesloop-init:*) printf '%s\n' "$line" ;;
+		*) [ "$on" = 0 ] || printf '%s\n' "$line" ;;
+		esac
+	done
+}
+
+[ "$verbosity" = 0 ] || say "guest $kver, cpu $cpu, module ${g_module:-none}, run ${rundir#"$top"/}"
+t0=$(date +%s%N)
+# --foreground keeps QEMU in this process group, so Ctrl-C reaches it; stdin is the terminal
+# only in interactive mode (QEMU would otherwise put the terminal in raw mode).
+set +e
+if [ "$interactive" = 1 ]; then
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" 2>&1 | tee "$console"
+	status=("${PIPESTATUS[@]}")
+else
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" | show
+	status=("${PIPESTATUS[@]}")
+fi
+set -e
+qemu_rc=${status[0]}
+t1=$(date +%s%N)
+elapsed=$(((t1 - t0) / 1000000))
+elapsed_s="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000)))"
+
+# Read the result channel. Markers are whole lines there; only the \r of the tty is removed.
+names=()
+states=()
+messages=()
+add() {
+	names+=("$prefix/$2")
+	states+=("$1")
+	messages+=("${3:-}")
+}
+began=0
+exit_rc=
+dmesg_done=0
+reached_end=0
+in_dmesg=0
+: >"$rundir/dmesg.txt"
+if [ -f "$channel" ]; then
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		if [ "$in_dmesg" = 1 ]; then
+			if [ "$line" = "@@AESLOOP-DMESG-END" ]; then
+				in_dmesg=0
+				dmesg_done=1
+			else
+				printf '%s\n' "$line" >>"$rundir/dmesg.txt"
+			fi
+			continue
+		fi
+		case "$line" in
+		"@@AESLOOP-RESULT "*)
+			read -r state name message <<<"${line#@@AESLOOP-RESULT }"
+			case "$state" in
+			PASS | FAIL | SKIP) add "$state" "$name" "$message" ;;
+			*) add FAIL "${name:-unnamed}" "malformed result line: $line" ;;
+			esac
+			;;
+		"@@AESLOOP-BEGIN "*) began=1 ;;
+		"@@AESLOOP-EXIT "*) exit_rc=${line#@@AESLOOP-EXIT } ;;
+		"@@AESLOOP-DMESG-BEGIN") in_dmesg=1 ;;
+		"@@AESLOOP-END") reached_end=1 ;;
+		esac
+	done <"$channel"
+fi
+
+if [ "$began" = 1 ] && [ "$exit_rc" = 0 ]; then
+	add PASS script-exit
+elif [ "$began" = 1 ] && [ -n "$exit_rc" ]; then
+	add FAIL script-exit "$g_script${*:+ $*} exited with status $exit_rc"
+elif [ "$began" = 1 ]; then
+	add FAIL script-exit "$g_script did not finish"
+else
+	add FAIL script-exit "$g_script was not run"
+fi
+
+# Kernel log lines that mean a kernel bug, whatever the tests reported.
+bad_re='Oops|BUG:|kernel BUG|WARNING:|Call Trace|general protection|Kernel panic|UBSAN:|KASAN:|KFENCE:|soft lockup|hard LOCKUP|blocked for more than|rcu: INFO|list_(add|del) corruption'
+details=()
+if [ "$dmesg_done" = 1 ] && [ "$reached_end" = 1 ]; then
+	if grep -Eq "$bad_re" "$rundir/dmesg.txt"; then
+		first=$(grep -Em1 "$bad_re" "$rundir/dmesg.txt")
+		add FAIL guest-dmesg "kernel log: $first"
+		mapfile -t details < <(grep -En -B2 -A25 "$bad_re" "$rundir/dmesg.txt" | head -n 60)
+	else
+		add PASS guest-dmesg
+	fi
+else
+	if [ "$qemu_rc" = 124 ] || [ "$qemu_rc" = 137 ]; then
+		why="timed out after ${timeout_s}s"
+	else
+		why="QEMU exited with status $qemu_rc before the guest finished"
+	fi
+	first=$(grep -Em1 "$bad_re" "$console" || true)
+	add FAIL guest-dmesg "guest did not reach the end: $why${first:+; console: $first}"
+	# The console's tail, without the terminal escapes of the firmware.
+	mapfile -t details < <(tail -n 40 "$console" | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g')
+fi
+
+# Report.
+npass=0 nfail=0 nskip=0
+: >"$rundir/results.txt"
+for i in "${!names[@]}"; do
+	case "${states[i]}" in
+	PASS) npass=$((npass + 1)) ;;
+	FAIL) nfail=$((nfail + 1)) ;;
+	SKIP) nskip=$((nskip + 1)) ;;
+	esac
+	line="${states[i]} ${names[i]}${messages[i]:+ ${messages[i]}}"
+	echo "$line" >>"$rundir/results.txt"
+	[ -z "$results_file" ] || echo "${states[i]} ${names[i]}" >>"$results_file"
+done
+if [ "${#details[@]}" -gt 0 ] && [ "$verbosity" -ge 0 ]; then
+	echo "--- guest-dmesg failure (full logs in ${rundir#"$top"/}):"
+	printf '    %s\n' "${details[@]}"
+fi
+echo "--- results ($prefix, $kver, cpu $cpu):"
+sed 's/^/  /' "$rundir/results.txt"
+echo "--- $npass passed, $nfail failed, $nskip skipped; VM run ${elapsed_s}s; log ${console#"$top"/}"
+[ "$nfail" -eq 0 ]
