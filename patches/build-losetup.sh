@@ -1,0 +1,145 @@
+#!/bin/bash
+# Builds util-linux's losetup with the aesloop patch, as BUILD_DIR/bin/losetup.
+#
+#   patches/build-losetup.sh BUILD_DIR        (make losetup runs it with build/)
+#
+# 1. Fetches Debian bookworm's util-linux source package (2.38.1) into
+#    BUILD_DIR/util-linux/dl, with a private apt sources list, lists and cache
+#    under BUILD_DIR/util-linux/apt: the host's apt configuration is not
+#    touched.  Skipped when the package is already there.
+# 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
+#    patches/util-linux-2.38.1-aesloop.patch and configures a minimal build
+#    (losetup and the libraries it needs, static, no systemd/udev/ncurses...).
+#    Done again only when the patch, this script or the source package change.
+# 3. Compiles aesloop's tools/keysetup.c and aes/*.c from this tree with the
+#    project's flags, and links them and libcrypto into losetup.
+# 4. Installs BUILD_DIR/bin/losetup, which needs only glibc and libcrypto at
+#    run time, and checks that with ldd.
+#
+# Needs: apt-get, dpkg-source (dpkg-dev), patch, a C toolchain, libssl-dev.
+set -euo pipefail
+
+version=2.38.1
+suite=bookworm
+mirror=http://deb.debian.org/debian
+
+die() {
+	echo "build-losetup.sh: $*" >&2
+	exit 1
+}
+
+[ $# -eq 1 ] || die "usage: $0 BUILD_DIR"
+top=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$1"
+build=$(cd "$1" && pwd)
+work=$build/util-linux
+patch_file=$top/patches/util-linux-$version-aesloop.patch
+cc=${CC:-gcc}
+jobs=$(nproc 2>/dev/null || echo 2)
+
+[ -f "$patch_file" ] || die "$patch_file: no such patch"
+for tool in apt-get dpkg-source patch "$cc"; do
+	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
+done
+
+# Only what losetup needs; everything optional off.
+configure_args=(
+	--disable-all-programs --enable-losetup --enable-libsmartcols
+	--disable-shared --enable-static --disable-nls --disable-asciidoc
+	--disable-poman --disable-bash-completion
+	--disable-makeinstall-chown --disable-makeinstall-setuid
+	--without-systemd --without-udev --without-python --without-tinfo
+	--without-ncursesw --without-ncurses --without-readline
+	--without-selinux --without-audit --without-cap-ng --without-libz
+	--without-libmagic --without-user --without-btrfs --without-econf
+	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2"
+)
+
+# The newest cached .dsc of util-linux $version, or nothing.
+find_dsc() {
+	local f last=
+	for f in "$work/dl/util-linux_$version"-*.dsc; do
+		[ -f "$f" ] && last=$f
+	done
+	echo "$last"
+}
+
+# --- 1. the source package -------------------------------------------------
+dsc=$(find_dsc)
+if [ -z "$dsc" ]; then
+	echo "build-losetup.sh: fetching util-linux $version source from Debian $suite"
+	apt=$work/apt
+	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" \
+		"$apt/sources.list.d" "$work/dl"
+	echo "deb-src $mirror $suite main" >"$apt/sources.list"
+	apt_opts=(
+		-o "Dir::Etc::SourceList=$apt/sources.list"
+		-o "Dir::Etc::SourceParts=$apt/sources.list.d"
+		-o "Dir::State::Lists=$apt/lists"
+		-o "Dir::Cache=$apt/cache"
+		-o "APT::Sandbox::User=root"
+	)
+	apt-get -q "${apt_opts[@]}" update >"$work/apt.log" 2>&1 ||
+		{ tail -n 20 "$work/apt.log" >&2; die "apt-get update of the private source list failed"; }
+	(cd "$work/dl" && apt-get -q "${apt_opts[@]}" source --download-only util-linux) \
+		>>"$work/apt.log" 2>&1 ||
+		{ tail -n 20 "$work/apt.log" >&2; die "apt-get source util-linux failed"; }
+	dsc=$(find_dsc)
+	[ -n "$dsc" ] || die "Debian $suite no longer has util-linux $version: $(ls "$work/dl")"
+fi
+
+# --- 2. unpack, patch, configure (when an input changed) --------------------
+src=$work/src
+stamp_want=$( { sha256sum "$patch_file" "$0" "$dsc"; printf '%s\n' "${configure_args[@]}"; } |
+	sha256sum | cut -d' ' -f1)
+stamp_have=$(cat "$work/configured.stamp" 2>/dev/null || true)
+if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
+	echo "build-losetup.sh: unpacking $(basename "$dsc"), patching, configuring"
+	rm -rf "$src" "$work/configured.stamp"
+	dpkg-source -x "$dsc" "$src" >"$work/dpkg-source.log" 2>&1 ||
+		{ tail -n 20 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
+	# Debian's patches edit configure.ac and some Makemodule.am files (for
+	# programs we do not build), which would make make re-run autotools.
+	# The shipped configure and Makefile.in are right for losetup: mark
+	# them newer than their sources.
+	(
+		cd "$src"
+		now=$(date +%s)
+		touch -d "@$((now + 1))" aclocal.m4
+		touch -d "@$((now + 2))" configure config.h.in
+		find . -name Makefile.in -exec touch -d "@$((now + 3))" {} +
+	)
+	patch -d "$src" -p1 --forward --batch <"$patch_file" >"$work/patch.log" 2>&1 ||
+		{ cat "$work/patch.log" >&2; die "$patch_file does not apply to $(basename "$dsc")"; }
+	(cd "$src" && ./configure "${configure_args[@]}") >"$work/configure.log" 2>&1 ||
+		{ tail -n 30 "$work/configure.log" >&2; die "configure failed (see $work/configure.log)"; }
+	echo "$stamp_want" >"$work/configured.stamp"
+fi
+
+# --- 3. aesloop's key setup and AES, from this tree --------------------------
+obj=$work/aesloop
+rm -rf "$obj"
+mkdir -p "$obj"
+for f in "$top"/tools/keysetup.c "$top"/aes/*.c; do
+	"$cc" -std=c11 -Wall -Wextra -Werror -O2 -g -fstack-protector-strong \
+		-D_FORTIFY_SOURCE=2 -D_DEFAULT_SOURCE -I"$top/aes" -I"$top/tools" \
+		-c "$f" -o "$obj/$(basename "$f" .c).o"
+done
+ar rcs "$obj/libaesloop-losetup.a" "$obj"/*.o
+
+# --- 4. build, install, check ----------------------------------------------
+echo "build-losetup.sh: building losetup"
+# losetup_LDADD is util-linux's own value plus our archive and libcrypto;
+# the archive is not a make prerequisite, so always relink.
+rm -f "$src/losetup"
+make -C "$src" -j"$jobs" losetup \
+	"losetup_CFLAGS=\$(AM_CFLAGS) -I\$(ul_libsmartcols_incdir) -I$top/tools" \
+	"losetup_LDADD=\$(LDADD) libcommon.la libsmartcols.la $obj/libaesloop-losetup.a -lcrypto" \
+	>"$work/make.log" 2>&1 ||
+	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make losetup failed (see $work/make.log)"; }
+
+libs=$(ldd "$src/losetup" | awk '{print $1}' |
+	grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^libc\.so' -e '^libcrypto\.so' || true)
+[ -z "$libs" ] || die "losetup needs more than glibc and libcrypto: $libs"
+install -D -m 0755 "$src/losetup" "$build/bin/losetup"
+echo "build-losetup.sh: installed $build/bin/losetup ($(basename "$dsc" .dsc) + aesloop)"

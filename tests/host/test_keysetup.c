@@ -1,0 +1,719 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * test_keysetup.c - known-answer tests of tools/keysetup.c and the single-key
+ * sector transform, from ../shared/vectors (see its README.md).
+ *
+ * For every case of vectors.tsv whose mode is "single": derive KB with
+ * keysetup.c from the key source (the passphrase given directly and through
+ * a pipe, or the 1-line key file) and the case's -e/-H/-S/-C, compare it
+ * with key_buffer32 of intermediates.tsv; encrypt plain64.img with
+ * loop_aes_encrypt() from the case's IV start sector, compare the SHA-256
+ * with sha256_ciphertext; decrypt back.  Then checks of the parsing and
+ * line-reading rules of spec §3.
+ *
+ * Usage: test_keysetup [VECTOR_DIR]
+ * The vector folder is VECTOR_DIR, else $AESLOOP_VECTORS, else
+ * ../shared/vectors beside the project root (found from this program's
+ * path, build/tests/NAME), else ../shared/vectors from the current folder.
+ *
+ * Prints PASS/FAIL lines (tests/host/testutil.h); exits 1 if anything failed.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "keysetup.h"
+#include "loop_aes.h"
+#include "testutil.h"
+
+#define IMG_SECTORS	64
+#define IMG_LEN		(IMG_SECTORS * LOOP_AES_SECTOR_SIZE)
+#define MAX_COLS	16
+#define MAX_ROWS	64
+
+/* A tab-separated file with a header line, all in memory. */
+struct tsv {
+	char *text;
+	int ncols, nrows;
+	char *head[MAX_COLS];
+	char *cell[MAX_ROWS][MAX_COLS];
+};
+
+static char *read_file(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	char *buf = NULL;
+	long n;
+
+	if (!f)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
+	    fseek(f, 0, SEEK_SET) == 0) {
+		buf = malloc((size_t)n + 1);
+		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
+			buf[n] = '\0';
+			if (len)
+				*len = (size_t)n;
+		} else {
+			free(buf);
+			buf = NULL;
+		}
+	}
+	fclose(f);
+	return buf;
+}
+
+static int split_fields(char *line, char **out)
+{
+	int n = 0;
+
+	for (;;) {
+		char *tab = strchr(line, '\t');
+
+		if (n == MAX_COLS)
+			return -1;
+		out[n++] = line;
+		if (!tab)
+			return n;
+		*tab = '\0';
+		line = tab + 1;
+	}
+}
+
+static int load_tsv(struct tsv *t, const char *path)
+{
+	char *line, *next;
+
+	memset(t, 0, sizeof(*t));
+	t->text = read_file(path, NULL);
+	if (!t->text)
+		return -1;
+	for (line = t->text; line && *line; line = next) {
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		if (!t->ncols) {
+			t->ncols = split_fields(line, t->head);
+			if (t->ncols < 0)
+				return -1;
+		} else if (t->nrows < MAX_ROWS) {
+			if (split_fields(line, t->cell[t->nrows]) != t->ncols)
+				return -1;
+			t->nrows++;
+		}
+	}
+	return t->ncols > 0 ? 0 : -1;
+}
+
+static const char *col(const struct tsv *t, int row, const char *name)
+{
+	int c;
+
+	for (c = 0; c < t->ncols; c++)
+		if (!strcmp(t->head[c], name))
+			return t->cell[row][c];
+	return NULL;
+}
+
+static int find_row(const struct tsv *t, const char *case_name)
+{
+	int r;
+
+	for (r = 0; r < t->nrows; r++) {
+		const char *c = col(t, r, "case");
+
+		if (c && !strcmp(c, case_name))
+			return r;
+	}
+	return -1;
+}
+
+static void sha256_hex(const unsigned char *b, size_t n, char out[65])
+{
+	unsigned char md[32];
+	unsigned int mdlen = 0;
+
+	if (EVP_Digest(b, n, md, &mdlen, EVP_sha256(), NULL) != 1)
+		memset(md, 0, sizeof(md));
+	t_hex(out, md, sizeof(md));
+}
+
+/*
+ * Fill @ks from a vector case: cipher, -H, -S, -C from vectors.tsv, and the
+ * key source through @how: "direct" (keysetup_set_passphrase), "pipe"
+ * (keysetup_read_fd on a pipe holding the line and a newline) or "file".
+ */
+static int setup_case(struct keysetup *ks, const struct tsv *v, int row,
+		      const char *dir, const char *how)
+{
+	const char *src = col(v, row, "key_source");
+	const char *hash = col(v, row, "hash");
+	const char *seed = col(v, row, "seed");
+	const char *iter = col(v, row, "itercountk");
+	int rc;
+
+	rc = keysetup_set_cipher(ks, col(v, row, "cipher"));
+	if (!rc && strcmp(hash, "default"))
+		rc = keysetup_set_hash(ks, hash);
+	if (!rc && strcmp(seed, "-"))
+		rc = keysetup_set_seed(ks, seed);
+	if (!rc && strcmp(iter, "0"))
+		rc = keysetup_set_itercountk(ks, iter);
+	if (rc)
+		return rc;
+
+	if (!strncmp(src, "file:", 5)) {
+		char path[PATH_MAX + 64];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, src + 5);
+		return keysetup_read_file(ks, path);
+	}
+	if (strncmp(src, "pass:", 5)) {
+		snprintf(ks->errmsg, sizeof(ks->errmsg), "unknown key_source %s", src);
+		return -EINVAL;
+	}
+	src += 5;
+	if (!strcmp(how, "direct"))
+		return keysetup_set_passphrase(ks, src, strlen(src));
+
+	{
+		int fds[2];
+
+		if (pipe(fds))
+			return -errno;
+		if (write(fds[1], src, strlen(src)) != (ssize_t)strlen(src) ||
+		    write(fds[1], "\n", 1) != 1) {
+			close(fds[0]);
+			close(fds[1]);
+			return -EIO;
+		}
+		close(fds[1]);
+		rc = keysetup_read_fd(ks, fds[0]);
+		close(fds[0]);
+		return rc;
+	}
+}
+
+static void run_vector_case(const struct tsv *v, const struct tsv *im, int row,
+			    const char *dir, const unsigned char *plain)
+{
+	const char *name = col(v, row, "case");
+	const char *src = col(v, row, "key_source");
+	const char *hows[2] = { "direct", "pipe" };
+	int nhows = strncmp(src, "file:", 5) ? 2 : 1;
+	int irow = find_row(im, name);
+	char tname[160], hex[65];
+	int h;
+
+	if (irow < 0) {
+		t_result(0, name, "case missing from intermediates.tsv");
+		return;
+	}
+	if (nhows == 1)
+		hows[0] = "file";
+
+	for (h = 0; h < nhows; h++) {
+		struct keysetup ks;
+		char kbhex[2 * KEYSETUP_KEY_BUFFER_LEN + 1];
+		const char *want_kb = col(im, irow, "key_buffer32");
+		unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
+		unsigned long long iv0 = strtoull(col(v, row, "iv_start_sector"), NULL, 10);
+		struct loop_aes_ctx *ctx;
+		unsigned char *ct, *back;
+		int rc;
+
+		keysetup_init(&ks, "test_keysetup");
+		snprintf(tname, sizeof(tname), "keysetup-%s-%s", name, hows[h]);
+		rc = setup_case(&ks, v, row, dir, hows[h]);
+		if (!rc)
+			rc = keysetup_derive(&ks);
+		if (rc) {
+			t_result(0, tname, "key setup failed (%d): %s", rc, ks.errmsg);
+			keysetup_wipe(&ks);
+			continue;
+		}
+		t_hex(kbhex, ks.key_buffer, KEYSETUP_KEY_BUFFER_LEN);
+		t_result(!strcmp(kbhex, want_kb) && ks.key_len * 8 == want_bits, tname,
+		      "KB %s (%u-bit key), expected %s (%u-bit); case %s of vectors.tsv",
+		      kbhex, ks.key_len * 8, want_kb, want_bits, name);
+
+		/* The data: encrypt plain64.img and compare, then decrypt back. */
+		snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, hows[h]);
+		ctx = malloc(sizeof(*ctx));
+		ct = malloc(IMG_LEN);
+		back = malloc(IMG_LEN);
+		if (!ctx || !ct || !back ||
+		    loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len)) {
+			t_result(0, tname, "cannot set up the AES key (%u bytes)", ks.key_len);
+		} else {
+			loop_aes_encrypt(ctx, ct, plain, IMG_SECTORS, iv0);
+			sha256_hex(ct, IMG_LEN, hex);
+			t_result(!strcmp(hex, col(v, row, "sha256_ciphertext")), tname,
+			      "SHA-256 of ciphertext %s, expected %s (IV start sector %llu)",
+			      hex, col(v, row, "sha256_ciphertext"), iv0);
+			snprintf(tname, sizeof(tname), "decrypt-%s-%s", name, hows[h]);
+			loop_aes_decrypt(ctx, back, ct, IMG_SECTORS, iv0);
+			t_result(!memcmp(back, plain, IMG_LEN), tname,
+			      "decrypting the ciphertext did not give plain64.img back");
+			loop_aes_wipe(ctx);
+		}
+		free(ctx);
+		free(ct);
+		free(back);
+		keysetup_wipe(&ks);
+	}
+}
+
+/* Derive from a passphrase with options; returns rc, KB in @kb if given. */
+static int derive(const char *cipher, const char *hash, const char *seed,
+		  const char *pass, unsigned char *kb, unsigned int *key_len,
+		  char *errmsg, size_t errlen)
+{
+	struct keysetup ks;
+	int rc;
+
+	keysetup_init(&ks, "test_keysetup");
+	rc = keysetup_set_cipher(&ks, cipher);
+	if (!rc && hash)
+		rc = keysetup_set_hash(&ks, hash);
+	if (!rc && seed)
+		rc = keysetup_set_seed(&ks, seed);
+	if (!rc)
+		rc = keysetup_set_passphrase(&ks, pass, strlen(pass));
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	if (!rc && kb)
+		memcpy(kb, ks.key_buffer, KEYSETUP_KEY_BUFFER_LEN);
+	if (!rc && key_len)
+		*key_len = ks.key_len;
+	if (errmsg)
+		snprintf(errmsg, errlen, "%s", rc ? ks.errmsg : "");
+	keysetup_wipe(&ks);
+	return rc;
+}
+
+static void test_cipher_names(void)
+{
+	static const struct {
+		const char *name;
+		unsigned int key_len;	/* 0: must be rejected */
+	} cases[] = {
+		{ "AES", 16 }, { "aes", 16 }, { "AES128", 16 }, { "aes128", 16 },
+		{ "Aes192", 24 }, { "AES256", 32 }, { "aEs256", 32 },
+		{ "AES512", 0 }, { "AES64", 0 }, { "twofish", 0 }, { "", 0 },
+		{ "AES128 ", 0 }, { "AES-128", 0 }, { "XOR", 0 },
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct keysetup ks;
+		char tname[64];
+		int rc;
+
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_cipher(&ks, cases[i].name);
+		snprintf(tname, sizeof(tname), "cipher-name-'%s'", cases[i].name);
+		if (cases[i].key_len)
+			t_result(rc == 0 && ks.key_len == cases[i].key_len, tname,
+			      "keysetup_set_cipher(\"%s\") = %d, key_len %u, expected 0 and %u",
+			      cases[i].name, rc, ks.key_len, cases[i].key_len);
+		else
+			t_result(rc == -EINVAL && strstr(ks.errmsg, "unsupported cipher"), tname,
+			      "keysetup_set_cipher(\"%s\") = %d (%s), expected -EINVAL with a message",
+			      cases[i].name, rc, ks.errmsg);
+		keysetup_wipe(&ks);
+	}
+}
+
+static void test_option_parsing(void)
+{
+	static const char *good_hashes[] = {
+		"sha256", "SHA384", "sha512", "rmd160", "unhashed1", "UNHASHED2",
+	};
+	static const char *bad_hashes[] = { "md5", "sha1", "", "sha256x", "rmd" };
+	static const char *good_iters[] = { "0", "1", "5", "100" };
+	static const char *bad_iters[] = {
+		"", "abc", "1x", "-1", "+1", " 1", "1.5",
+		"99999999999999999999999",
+	};
+	struct keysetup ks;
+	char tname[64];
+	size_t i;
+	int rc;
+
+	for (i = 0; i < sizeof(good_hashes) / sizeof(good_hashes[0]); i++) {
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_hash(&ks, good_hashes[i]);
+		snprintf(tname, sizeof(tname), "hash-name-%s", good_hashes[i]);
+		t_result(rc == 0, tname, "keysetup_set_hash(\"%s\") = %d: %s",
+		      good_hashes[i], rc, ks.errmsg);
+	}
+	for (i = 0; i < sizeof(bad_hashes) / sizeof(bad_hashes[0]); i++) {
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_hash(&ks, bad_hashes[i]);
+		snprintf(tname, sizeof(tname), "hash-name-bad-'%s'", bad_hashes[i]);
+		t_result(rc == -EINVAL && strstr(ks.errmsg, "unknown password hash"), tname,
+		      "keysetup_set_hash(\"%s\") = %d (%s), expected -EINVAL",
+		      bad_hashes[i], rc, ks.errmsg);
+	}
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_hash(&ks, "random");
+	t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "not supported yet"),
+	      "hash-name-random-unsupported",
+	      "keysetup_set_hash(\"random\") = %d (%s), expected -EOPNOTSUPP",
+	      rc, ks.errmsg);
+
+	for (i = 0; i < sizeof(good_iters) / sizeof(good_iters[0]); i++) {
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_itercountk(&ks, good_iters[i]);
+		snprintf(tname, sizeof(tname), "itercountk-%s", good_iters[i]);
+		t_result(rc == 0 && ks.itercountk == strtoul(good_iters[i], NULL, 10),
+		      tname, "keysetup_set_itercountk(\"%s\") = %d, value %lu",
+		      good_iters[i], rc, ks.itercountk);
+	}
+	for (i = 0; i < sizeof(bad_iters) / sizeof(bad_iters[0]); i++) {
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_itercountk(&ks, bad_iters[i]);
+		snprintf(tname, sizeof(tname), "itercountk-bad-'%s'", bad_iters[i]);
+		t_result(rc == -EINVAL && strstr(ks.errmsg, "iteration count"), tname,
+		      "keysetup_set_itercountk(\"%s\") = %d (%s), expected -EINVAL",
+		      bad_iters[i], rc, ks.errmsg);
+	}
+}
+
+static void test_min_length(void)
+{
+	char msg[256];
+	int rc;
+
+	rc = derive("AES128", NULL, NULL, "nineteen-characters", NULL, NULL,
+		    msg, sizeof(msg));
+	t_result(rc == -EINVAL && strstr(msg, "too short"), "min-length-19-default",
+	      "19-character passphrase: rc %d (%s), expected -EINVAL 'too short'",
+	      rc, msg);
+	rc = derive("AES128", NULL, NULL, "twenty-characters-ok", NULL, NULL,
+		    msg, sizeof(msg));
+	t_result(rc == 0, "min-length-20-default", "20 characters: rc %d (%s)", rc, msg);
+	rc = derive("AES128", "sha512", "a-long-seed-does-not-count", "short",
+		    NULL, NULL, msg, sizeof(msg));
+	t_result(rc == -EINVAL, "min-length-seed-not-counted",
+	      "5-character passphrase with a long seed: rc %d, expected -EINVAL", rc);
+	rc = derive("AES128", "rmd160", NULL, "x", NULL, NULL, msg, sizeof(msg));
+	t_result(rc == 0, "min-length-1-rmd160", "1 character with rmd160: rc %d (%s)",
+	      rc, msg);
+	rc = derive("AES128", "unhashed2", NULL, "x", NULL, NULL, msg, sizeof(msg));
+	t_result(rc == 0, "min-length-1-unhashed2",
+	      "1 character with unhashed2: rc %d (%s)", rc, msg);
+	rc = derive("AES128", "rmd160", NULL, "", NULL, NULL, msg, sizeof(msg));
+	t_result(rc == -EINVAL, "min-length-0-rmd160",
+	      "empty passphrase with rmd160: rc %d, expected -EINVAL", rc);
+	rc = derive("AES128", "unhashed1", NULL, "nineteen-characters", NULL,
+		    NULL, msg, sizeof(msg));
+	t_result(rc == -EINVAL, "min-length-19-unhashed1",
+	      "19 characters with unhashed1: rc %d, expected -EINVAL", rc);
+}
+
+/*
+ * unhashed1 forces the key length from passphrase + seed (loop-AES and
+ * aespipe count the seed): 25 + 7 = 32 characters give a 192-bit key.
+ */
+static void test_unhashed1_seed(void)
+{
+	unsigned char kb1[32], kb2[32];
+	unsigned int len1 = 0, len2 = 0;
+	int rc1, rc2;
+
+	rc1 = derive("AES128", "unhashed1", "1234567", "only-25-characters-long..",
+		     kb1, &len1, NULL, 0);
+	rc2 = derive("AES128", "unhashed1", NULL,
+		     "only-25-characters-long..1234567", kb2, &len2, NULL, 0);
+	t_result(rc1 == 0 && rc2 == 0 && len1 == 24 && len2 == 24 &&
+	      !memcmp(kb1, kb2, 32), "unhashed1-length-counts-seed",
+	      "rc %d/%d, key lengths %u/%u (expected 24/24), same KB: %d",
+	      rc1, rc2, len1, len2, !memcmp(kb1, kb2, 32));
+}
+
+static int pipe_with(const char *data, size_t len)
+{
+	int fds[2];
+
+	if (pipe(fds))
+		return -1;
+	if (write(fds[1], data, len) != (ssize_t)len) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+static void test_line_reader(const char *dir)
+{
+	static const char long20[] = "abcdefghijklmnopqrstuvwxyz";	/* 26 */
+	struct keysetup ks;
+	char path[PATH_MAX + 64], buf[64], *big;
+	unsigned char kb_cr[32], kb[32];
+	int fd, rc;
+	ssize_t n;
+
+	/* The reader takes the key data and nothing more from the descriptor. */
+	snprintf(buf, sizeof(buf), "%s\nshort\nREST", long20);
+	fd = pipe_with(buf, strlen(buf));
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	t_result(rc == 0 && ks.nkeys == 1 && ks.nstored == 2 &&
+	      !strcmp(ks.lines[0], long20) && !strcmp(buf, "REST"),
+	      "lines-stop-at-short-line",
+	      "rc %d, %u key lines, %u stored, left in pipe '%s' (expected 1, 2, 'REST')",
+	      rc, ks.nkeys, ks.nstored, buf);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* NUL ends a line like newline; CR is kept. */
+	fd = pipe_with("abcdefghijklmnopqrstuvwxyz\0zzzzzzzzzzzzzzzzzzzzzz\r\n", 51);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	t_result(rc == 0 && ks.nkeys == 2 && !strcmp(ks.lines[0], long20) &&
+	      ks.line_len[1] == 23 && ks.lines[1][22] == '\r', "lines-nul-ends-cr-kept",
+	      "rc %d, %u key lines, second line length %zu (expected 2 lines, 23 with CR)",
+	      rc, ks.nkeys, ks.nstored > 1 ? ks.line_len[1] : 0);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* A CR makes another passphrase: key differs from the one without. */
+	fd = pipe_with("correct horse battery staple 2026\r\n", 35);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_cipher(&ks, "AES128");
+	if (!rc)
+		rc = keysetup_read_fd(&ks, fd);
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	memcpy(kb_cr, ks.key_buffer, 32);
+	close(fd);
+	keysetup_wipe(&ks);
+	derive("AES128", NULL, NULL, "correct horse battery staple 2026", kb, NULL,
+	       NULL, 0);
+	t_result(rc == 0 && memcmp(kb, kb_cr, 32), "lines-cr-is-part-of-passphrase",
+	      "rc %d; KB with CR equals KB without: %d", rc, !memcmp(kb, kb_cr, 32));
+
+	/* No newline at the end of the data is fine. */
+	fd = pipe_with(long20, strlen(long20));
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	t_result(rc == 0 && ks.nkeys == 1 && !strcmp(ks.lines[0], long20),
+	      "lines-eof-without-newline", "rc %d, %u key lines", rc, ks.nkeys);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* Length limit: 4094 characters pass, 4095 fail. */
+	big = malloc(KEYSETUP_LINE_MAX + 3);
+	if (big) {
+		char tmpl[] = "/tmp/test_keysetup.XXXXXX";
+		int tfd = mkstemp(tmpl);
+
+		memset(big, 'k', KEYSETUP_LINE_MAX + 1);
+		big[KEYSETUP_LINE_MAX] = '\n';
+		if (tfd >= 0 &&
+		    write(tfd, big, KEYSETUP_LINE_MAX + 1) == KEYSETUP_LINE_MAX + 1) {
+			keysetup_init(&ks, NULL);
+			rc = keysetup_read_file(&ks, tmpl);
+			t_result(rc == 0 && ks.line_len[0] == KEYSETUP_LINE_MAX,
+			      "lines-4094-characters", "rc %d: %s", rc, ks.errmsg);
+			keysetup_wipe(&ks);
+		} else {
+			t_result(0, "lines-4094-characters", "cannot write %s", tmpl);
+		}
+		if (tfd >= 0)
+			close(tfd);
+		unlink(tmpl);
+
+		memset(big, 'k', KEYSETUP_LINE_MAX + 1);
+		big[KEYSETUP_LINE_MAX + 1] = '\n';
+		fd = pipe_with(big, KEYSETUP_LINE_MAX + 2);
+		keysetup_init(&ks, NULL);
+		rc = keysetup_read_fd(&ks, fd);
+		t_result(rc == -EMSGSIZE && strstr(ks.errmsg, "longer than") &&
+		      ks.nstored == 0, "lines-4095-characters-rejected",
+		      "rc %d (%s), expected -EMSGSIZE", rc, ks.errmsg);
+		close(fd);
+		keysetup_wipe(&ks);
+		free(big);
+	}
+
+	/* Bad descriptor and missing file: clear messages. */
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, 1000);
+	t_result(rc == -EBADF && strstr(ks.errmsg, "descriptor 1000"), "read-fd-bad",
+	      "rc %d (%s), expected -EBADF naming the descriptor", rc, ks.errmsg);
+	rc = keysetup_read_file(&ks, "/nonexistent/key-file");
+	t_result(rc == -ENOENT && strstr(ks.errmsg, "/nonexistent/key-file"),
+	      "read-file-missing", "rc %d (%s)", rc, ks.errmsg);
+	keysetup_wipe(&ks);
+
+	/* Multi-key files are read but cannot be used yet. */
+	{
+		static const char *files[] = { "keys64.txt", "keys65.txt" };
+		static const unsigned int lines[] = { 64, 65 };
+		int i;
+
+		for (i = 0; i < 2; i++) {
+			char tname[64];
+
+			snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_file(&ks, path);
+			snprintf(tname, sizeof(tname), "multi-key-%s-count", files[i]);
+			t_result(rc == 0 && ks.nkeys == lines[i], tname,
+			      "rc %d (%s), %u key lines, expected %u", rc,
+			      ks.errmsg, ks.nkeys, lines[i]);
+			rc = keysetup_derive(&ks);
+			snprintf(tname, sizeof(tname), "multi-key-%s-not-yet", files[i]);
+			t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "not supported yet"),
+			      tname, "keysetup_derive = %d (%s), expected -EOPNOTSUPP",
+			      rc, ks.errmsg);
+			keysetup_wipe(&ks);
+		}
+	}
+
+	/* 2 long lines: warning, then line 0 as a single-key passphrase. */
+	snprintf(buf, sizeof(buf), "%s\n%s\n", "correct horse battery staple 2026",
+		 long20);
+	fd = pipe_with(buf, strlen(buf));
+	keysetup_init(&ks, "test_keysetup (warning expected)");
+	rc = keysetup_set_cipher(&ks, "AES128");
+	if (!rc)
+		rc = keysetup_read_fd(&ks, fd);
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32), "lines-2-single-key",
+	      "rc %d (%s); KB equal to the 1-line key: %d", rc, ks.errmsg,
+	      !memcmp(ks.key_buffer, kb, 32));
+	close(fd);
+	keysetup_wipe(&ks);
+	t_result(ks.nstored == 0 && ks.lines[0] == NULL, "wipe-drops-lines",
+	      "lines left after keysetup_wipe");
+
+	/* set_passphrase refuses what a line could not hold. */
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_passphrase(&ks, "abc\ndefghijklmnopqrstuvwxyz", 27);
+	t_result(rc == -EINVAL, "set-passphrase-newline", "rc %d, expected -EINVAL", rc);
+	keysetup_wipe(&ks);
+
+	/* derive without a passphrase or a cipher. */
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_passphrase(&ks, long20, strlen(long20));
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	t_result(rc == -EINVAL && strstr(ks.errmsg, "cipher"), "derive-needs-cipher",
+	      "rc %d (%s)", rc, ks.errmsg);
+	keysetup_wipe(&ks);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_cipher(&ks, "AES256");
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	t_result(rc == -EINVAL && strstr(ks.errmsg, "passphrase"),
+	      "derive-needs-passphrase", "rc %d (%s)", rc, ks.errmsg);
+	keysetup_wipe(&ks);
+}
+
+/* ../shared/vectors beside the project root: exe is ROOT/build/tests/NAME. */
+static int default_vector_dir(char *out, size_t len)
+{
+	char exe[PATH_MAX - 64];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+	struct stat st;
+	int up;
+
+	if (n > 0) {
+		exe[n] = '\0';
+		for (up = 0; up < 3; up++) {
+			char *slash = strrchr(exe, '/');
+
+			if (!slash)
+				break;
+			*slash = '\0';
+		}
+		snprintf(out, len, "%s/../shared/vectors", exe);
+		if (up == 3 && stat(out, &st) == 0)
+			return 0;
+	}
+	snprintf(out, len, "../shared/vectors");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 64];
+	struct tsv *v, *im;
+	unsigned char *plain;
+	size_t plain_len = 0;
+	const char *env = getenv("AESLOOP_VECTORS");
+	int r, nsingle = 0;
+
+	/* Line by line, so that warnings on stderr cannot split a result. */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc > 1)
+		snprintf(dir, sizeof(dir), "%s", argv[1]);
+	else if (env && *env)
+		snprintf(dir, sizeof(dir), "%s", env);
+	else
+		default_vector_dir(dir, sizeof(dir));
+
+	v = malloc(sizeof(*v));
+	im = malloc(sizeof(*im));
+	if (!v || !im)
+		return 2;
+	snprintf(path, sizeof(path), "%s/vectors.tsv", dir);
+	if (load_tsv(v, path)) {
+		t_result(0, "load-vectors", "cannot read %s (set AESLOOP_VECTORS or pass the folder)", path);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/intermediates.tsv", dir);
+	if (load_tsv(im, path)) {
+		t_result(0, "load-intermediates", "cannot read %s", path);
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s/plain64.img", dir);
+	plain = (unsigned char *)read_file(path, &plain_len);
+	if (!plain || plain_len != IMG_LEN) {
+		t_result(0, "load-plain64", "cannot read %s as %d bytes", path, IMG_LEN);
+		free(plain);
+		goto out;
+	}
+
+	for (r = 0; r < v->nrows; r++) {
+		const char *mode = col(v, r, "mode");
+
+		if (!mode || strcmp(mode, "single"))
+			continue;
+		run_vector_case(v, im, r, dir, plain);
+		nsingle++;
+	}
+	t_result(nsingle >= 20, "vector-cases-found",
+	      "only %d single-key cases in %s/vectors.tsv", nsingle, dir);
+	free(plain);
+
+	test_cipher_names();
+	test_option_parsing();
+	test_min_length();
+	test_unhashed1_seed();
+	test_line_reader(dir);
+out:
+	free(v->text);
+	free(im->text);
+	free(v);
+	free(im);
+	return t_failures ? 1 : 0;
+}

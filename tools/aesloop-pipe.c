@@ -1,0 +1,326 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aesloop-pipe.c - encrypt or decrypt standard input to standard output in
+ * the loop-AES single-key format, with aespipe's command line.
+ *
+ *   aesloop-pipe [-d] [-e AES128|AES192|AES256] [-H phash] [-S pseed]
+ *                [-C itercountk] [-O sector] [-p fd | -P keyfile] [-v]
+ *                < input > output
+ *
+ * The key comes from tools/keysetup.c (the code losetup uses too, spec
+ * §3), the data goes through aes/loop_aes.c (spec §1, §2.1).
+ *
+ * Lengths that are not a whole number of sectors, as Debian's aespipe 2.4d
+ * handles them (found by running it, and matched here byte for byte): the
+ * input is read in full buffers; only at the end of the input, a last
+ * chunk whose length is not a multiple of 16 is padded with zero bytes up
+ * to the next multiple of 16, and the output is that padded length.  A last
+ * partial sector is one CBC chain over its (padded) 16-byte blocks, with the
+ * IV of its sector number, exactly like the start of a whole sector.  So
+ * encrypting 513 bytes gives 528, and decrypting 100 bytes of ciphertext
+ * zero-pads the ciphertext to 112 and gives 112 bytes.  An empty input gives
+ * an empty output.
+ *
+ * Differences from aespipe, on purpose: -C and -O must be decimal numbers
+ * (aespipe reads "abc" as 0), and -O takes a 64-bit sector number (aespipe
+ * wraps it modulo 2^32).  Multi-key key data (64/65 lines) and -K, -G, -A,
+ * -T, -w are not supported yet.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "keysetup.h"
+#include "loop_aes.h"
+
+#define PROG		"aesloop-pipe"
+#define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
+
+static void usage(FILE *out)
+{
+	fputs("usage: " PROG " [options] <inputfile >outputfile\n"
+	      "Encrypt (or with -d decrypt) standard input to standard output in the\n"
+	      "loop-AES single-key format, like aespipe.\n"
+	      "options:  -e aes128|aes192|aes256  key length (default aes128; aes = aes128)\n"
+	      "          -H sha256|sha384|sha512|rmd160|unhashed1|unhashed2\n"
+	      "                      password hash (default by key length)\n"
+	      "          -d          decrypt\n"
+	      "          -p num      read the password from file descriptor num\n"
+	      "          -P file     read the password from a cleartext key file\n"
+	      "          -S pseed    password seed\n"
+	      "          -C num      iterate the key num thousand times through AES-256\n"
+	      "          -O num      IV offset in 512-byte sectors\n"
+	      "          -v          print the mode to standard error\n"
+	      "          -h          this help\n"
+	      "Without -p and -P the password is asked on the terminal.\n", out);
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(1);
+}
+
+/* Keep keys and plaintext out of swap. */
+static void lock_memory(void)
+{
+#if defined(__SANITIZE_ADDRESS__)
+	/*
+	 * The ASan test build maps terabytes of shadow memory, which cannot
+	 * be locked: that build is for tests only and skips the lock.
+	 */
+#else
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+		return;
+	if (geteuid() == 0)
+		die("cannot lock memory (mlockall): %s; refusing to handle keys that could be swapped out",
+		    strerror(errno));
+	fprintf(stderr, PROG ": warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
+		strerror(errno));
+#endif
+}
+
+/* Parse a decimal number of digits only, up to @max. */
+static int parse_u64(const char *s, unsigned long long max,
+		     unsigned long long *out)
+{
+	unsigned long long v = 0;
+
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		unsigned int d;
+
+		if (*s < '0' || *s > '9')
+			return -1;
+		d = (unsigned int)(*s - '0');
+		if (v > (max - d) / 10)
+			return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Read until @len bytes or end of input; return the count or -errno. */
+static ssize_t read_full(int fd, u8 *buf, size_t len)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = read(fd, buf + got, len - got);
+
+		if (n == 0)
+			break;
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		got += (size_t)n;
+	}
+	return (ssize_t)got;
+}
+
+static int write_full(int fd, const u8 *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+/* The single-key IV of spec §2.1 (the same as loop_aes.c builds). */
+static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
+{
+	aes_put_le32(iv, (u32)sector);
+	aes_put_le32(iv + 4, (u32)(sector >> 32));
+	memset(iv + 8, 0, 8);
+}
+
+/*
+ * Transform @len bytes (a multiple of 16) in place, from IV sector
+ * @sector: whole sectors through loop_aes, then a last partial sector as
+ * one CBC chain of its blocks with that sector's IV.
+ */
+static void transform(const struct loop_aes_ctx *ctx, int decrypt, u8 *buf,
+		      size_t len, u64 sector)
+{
+	size_t nsect = len / LOOP_AES_SECTOR_SIZE;
+	size_t tail = len % LOOP_AES_SECTOR_SIZE;
+	u8 iv[AES_BLOCK_LEN];
+
+	if (decrypt)
+		loop_aes_decrypt(ctx, buf, buf, nsect, sector);
+	else
+		loop_aes_encrypt(ctx, buf, buf, nsect, sector);
+	if (!tail)
+		return;
+	buf += nsect * LOOP_AES_SECTOR_SIZE;
+	plain64_iv(iv, sector + nsect);
+	if (decrypt)
+		aes_cbc_decrypt(&ctx->key, buf, buf, tail, iv);
+	else
+		aes_cbc_encrypt(&ctx->key, buf, buf, tail, iv);
+}
+
+int main(int argc, char **argv)
+{
+	const char *cipher = "AES128", *hash = NULL, *seed = NULL, *iter = NULL;
+	const char *key_file = NULL;
+	unsigned long long sector = 0, fdnum;
+	int decrypt = 0, verbose = 0, pass_fd = -1, c, rc, status = 0;
+	struct loop_aes_ctx *ctx;
+	struct keysetup ks;
+	u8 *buf;
+
+	lock_memory();
+
+	opterr = 0;
+	while ((c = getopt(argc, argv, ":e:H:dp:P:S:C:O:vhK:G:A:Tw:q")) != -1) {
+		switch (c) {
+		case 'e':
+			cipher = optarg;
+			break;
+		case 'H':
+			hash = optarg;
+			break;
+		case 'd':
+			decrypt = 1;
+			break;
+		case 'p':
+			if (parse_u64(optarg, 1000000, &fdnum))
+				die("-p: '%s' is not a file descriptor number", optarg);
+			pass_fd = (int)fdnum;
+			break;
+		case 'P':
+			key_file = optarg;
+			break;
+		case 'S':
+			seed = optarg;
+			break;
+		case 'C':
+			iter = optarg;
+			break;
+		case 'O':
+			if (parse_u64(optarg, UINT64_MAX, &sector))
+				die("-O: '%s' is not a sector number (a decimal number of 512-byte sectors)",
+				    optarg);
+			break;
+		case 'v':
+			verbose = 1;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'K': case 'G': case 'A': case 'T': case 'w': case 'q':
+			die("option -%c is not supported yet", c);
+		case ':':
+			die("option -%c needs an argument (see -h)", optopt);
+		default:
+			die("unknown option -%c (see -h)", optopt);
+		}
+	}
+	if (optind < argc)
+		die("unexpected argument '%s': data is read from standard input (see -h)",
+		    argv[optind]);
+
+	keysetup_init(&ks, PROG);
+	rc = keysetup_set_cipher(&ks, cipher);
+	if (!rc && hash)
+		rc = keysetup_set_hash(&ks, hash);
+	if (!rc && seed)
+		rc = keysetup_set_seed(&ks, seed);
+	if (!rc && iter)
+		rc = keysetup_set_itercountk(&ks, iter);
+	/* As in aespipe, -p wins over -P. */
+	if (!rc) {
+		if (pass_fd >= 0)
+			rc = keysetup_read_fd(&ks, pass_fd);
+		else if (key_file)
+			rc = keysetup_read_file(&ks, key_file);
+		else
+			rc = keysetup_read_tty(&ks, "Password: ");
+	}
+	if (!rc)
+		rc = keysetup_derive(&ks);
+
+	ctx = malloc(sizeof(*ctx));
+	buf = malloc(BUF_LEN);
+	if (!rc && (!ctx || !buf)) {
+		snprintf(ks.errmsg, sizeof(ks.errmsg), "out of memory");
+		rc = -ENOMEM;
+	}
+	if (!rc && loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len)) {
+		snprintf(ks.errmsg, sizeof(ks.errmsg), "cannot set up a %u-byte AES key",
+			 ks.key_len);
+		rc = -EINVAL;
+	}
+	if (rc) {
+		fprintf(stderr, PROG ": %s\n", ks.errmsg);
+		keysetup_wipe(&ks);
+		if (ctx)
+			loop_aes_wipe(ctx);
+		free(ctx);
+		free(buf);
+		return 1;
+	}
+	if (verbose)
+		fprintf(stderr, PROG ": C-language AES, %u key bits, %s, single-key mode\n",
+			ks.key_len * 8, decrypt ? "decrypting" : "encrypting");
+	keysetup_wipe(&ks);
+
+	for (;;) {
+		ssize_t n = read_full(STDIN_FILENO, buf, BUF_LEN);
+		size_t len;
+
+		if (n < 0) {
+			fprintf(stderr, PROG ": read from standard input failed: %s\n",
+				strerror((int)-n));
+			status = 1;
+			break;
+		}
+		if (n == 0)
+			break;
+		len = (size_t)n;
+		while (len % AES_BLOCK_LEN)
+			buf[len++] = 0;
+		transform(ctx, decrypt, buf, len, sector);
+		sector += len / LOOP_AES_SECTOR_SIZE;
+		rc = write_full(STDOUT_FILENO, buf, len);
+		if (rc) {
+			fprintf(stderr, PROG ": write to standard output failed: %s\n",
+				strerror(-rc));
+			status = 1;
+			break;
+		}
+		if ((size_t)n < BUF_LEN)
+			break;	/* that was the end of the input */
+	}
+
+	loop_aes_wipe(ctx);
+	memzero_explicit(buf, BUF_LEN);
+	free(ctx);
+	free(buf);
+	return status;
+}
