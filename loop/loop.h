@@ -117,6 +117,8 @@ void loop_free_disk(struct gendisk *disk);
 
 /* compat.c: what differs between kernel versions */
 extern const struct block_device_operations lo_fops;
+struct gendisk *loop_alloc_disk(struct loop_device *lo);
+int loop_set_block_size(struct loop_device *lo, unsigned int bsize);
 
 /* loop_sysfs.c */
 extern const struct attribute_group loop_attribute_group;

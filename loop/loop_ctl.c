@@ -113,15 +113,6 @@ static void loop_apply_info(struct loop_device *lo,
 	lo->lo_key_owner = current_uid();
 }
 
-static void loop_set_block_size(struct loop_device *lo, unsigned int bsize)
-{
-	struct request_queue *q = lo->lo_disk->queue;
-
-	blk_queue_logical_block_size(q, bsize);
-	blk_queue_physical_block_size(q, bsize);
-	blk_queue_io_min(q, bsize);
-}
-
 static int loop_configure(struct loop_device *lo, bool writable,
 			  struct block_device *bdev,
 			  const struct loop_config *config)
@@ -162,6 +153,9 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
+	err = loop_set_block_size(lo, bsize);
+	if (err)
+		goto out_unlock;
 	err = loop_alloc_workqueue(lo);
 	if (err)
 		goto out_unlock;
@@ -182,7 +176,6 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	lo->lo_backing_file = file;
 	loop_apply_info(lo, info, ctx);
 	lo->lo_flags = flags;
-	loop_set_block_size(lo, bsize);
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);

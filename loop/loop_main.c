@@ -124,15 +124,12 @@ static int loop_add(int i)
 	if (err)
 		goto out_free_pool;
 
-	disk = blk_mq_alloc_disk(&lo->tag_set, lo);
+	disk = loop_alloc_disk(lo);
 	if (IS_ERR(disk)) {
 		err = PTR_ERR(disk);
 		goto out_free_tags;
 	}
 	lo->lo_disk = disk;
-	/* The backing file keeps its own cache: write back, no FUA of ours. */
-	blk_queue_write_cache(disk->queue, true, false);
-	blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
 
 	disk->major = LOOP_MAJOR;
 	disk->first_minor = i;
