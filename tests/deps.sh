@@ -7,8 +7,9 @@ packages=(
 	# build: userspace library, tools, the kernel module (kbuild helpers) and util-linux
 	build-essential make pkg-config bc flex bison libelf-dev libssl-dev
 	dpkg-dev xz-utils zstd pahole python3
-	# test oracles and the programs the guest runs
-	openssl aespipe cryptsetup-bin e2fsprogs fio
+	# test oracles and the programs the guest runs; strace: the host losetup
+	# test checks that a refused setup touches no device
+	openssl aespipe cryptsetup-bin e2fsprogs fio strace patch
 	# the test VM
 	qemu-system-x86 busybox-static cpio kmod
 )

@@ -36,18 +36,18 @@ for f in $files; do
 		echo "PASS checkpatch-$f"
 	else
 		echo "FAIL checkpatch-$f: $(grep -c 'WARNING\|ERROR\|CHECK' <<<"$out") findings"
-		sed 's/^/    /' <<<"$out" | head -20
+		head -20 <<<"$out" | awk '{ print "    " $0 }'
 		status=1
 	fi
 done
 
 if command -v shellcheck >/dev/null; then
 	mapfile -t scripts < <(cd "$top" && git ls-files '*.sh' .ci/run)
-	if out=$(cd "$top" && shellcheck -x "${scripts[@]}" 2>&1); then
+	if out=$(cd "$top" && shellcheck -x -P SCRIPTDIR "${scripts[@]}" 2>&1); then
 		echo "PASS shellcheck"
 	else
 		echo "FAIL shellcheck: findings"
-		sed 's/^/    /' <<<"$out" | head -40
+		head -40 <<<"$out" | awk '{ print "    " $0 }'
 		status=1
 	fi
 else

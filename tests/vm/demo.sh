@@ -1,6 +1,7 @@
 #!/bin/bash
 # The main job, in the guest: an encrypted ext4 file system on an aesloop
 # device, step by step, with each command shown as it runs.
+# shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 set -u
 

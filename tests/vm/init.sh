@@ -88,6 +88,7 @@ AESLOOP_MODULE_BUILDID=
 AESLOOP_MODPARAMS=()
 AESLOOP_SCRIPT=
 AESLOOP_ARGS=()
+AESLOOP_ENV=()
 AESLOOP_INTERACTIVE=0
 AESLOOP_UNLOAD=0
 # shellcheck source=/dev/null
@@ -120,6 +121,9 @@ else
 	AESLOOP_KVER=$(uname -r)
 	export AESLOOP_ROOT=/aesloop AESLOOP_SHARE=/share AESLOOP_LIB=/aesloop/tests/vm/lib.sh
 	export AESLOOP_RESULTS=$channel AESLOOP_MODULE AESLOOP_KVER
+	for assignment in "${AESLOOP_ENV[@]}"; do
+		export "${assignment?}"
+	done
 	mark BEGIN "$AESLOOP_SCRIPT" "${AESLOOP_ARGS[@]}"
 	cmd=("$AESLOOP_SCRIPT" "${AESLOOP_ARGS[@]}")
 	# A script without its exec bit is still runnable: it is a bash test.

@@ -39,8 +39,10 @@ resolve_kver() {
 		return
 	fi
 	# The distribution's default flavour (bookworm: 6.1) is named by the meta-package.
+	# (No `| head`: under pipefail, its early exit could fail the pipeline.)
 	meta=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\([^ ]*-amd64\)$/\1/p' | head -n1)
+		sed -n 's/^ *Depends: linux-image-\([^ ]*-amd64\)$/\1/p')
+	meta=${meta%%$'\n'*}
 	if [ -n "$meta" ] && [[ "$meta" == "$series".* ]]; then
 		echo "$meta"
 		return
@@ -61,7 +63,10 @@ resolve_kver() {
 # apt-cache takes about a second per call here, so the answer is remembered until the apt
 # lists change (apt-get update renames new lists into the directory, updating its mtime).
 memo="$kroot/.series-$series"
-if [ -s "$memo" ] && [ "$memo" -nt /var/lib/apt/lists ] && [ -f "$kroot/$(cat "$memo")/.aesloop-tree-ok" ]; then
+if ! [[ "$series" =~ ^[0-9]+\.[0-9]+$ ]] && [ -f "$kroot/$series/.aesloop-tree-ok" ]; then
+	# An exact release already unpacked needs no apt (it may be gone from the lists).
+	kver=$series
+elif [ -s "$memo" ] && [ "$memo" -nt /var/lib/apt/lists ] && [ -f "$kroot/$(cat "$memo")/.aesloop-tree-ok" ]; then
 	kver=$(cat "$memo")
 else
 	kver=$(resolve_kver) || die "no linux-image for series '$series' in the apt lists (try: apt-get update)"
@@ -88,7 +93,9 @@ deb_path() {
 		die "no candidate version for $1 (try: apt-get update)"
 	fi
 	# apt writes an epoch's ':' as %3a in file names; the architecture part is amd64 or all.
-	compgen -G "$debs/${1}_${ver//:/%3a}_*.deb" | head -n1 || true
+	local found
+	found=$(compgen -G "$debs/${1}_${ver//:/%3a}_*.deb" || true)
+	echo "${found%%$'\n'*}"
 }
 
 fetch() {
@@ -108,6 +115,13 @@ fetch() {
 	done
 }
 
+# Notes the release a series resolved to (see memo above).
+remember() {
+	if [[ "$series" =~ ^[0-9]+\.[0-9]+$ ]]; then
+		echo "$kver" >"$memo"
+	fi
+}
+
 # The pieces that depend on where the tree lives are redone on every call, so a moved
 # checkout still works; they are cheap.
 fix_paths() {
@@ -117,15 +131,34 @@ fix_paths() {
 	common_dir=$(sed -n 's|^include .*/usr/src/\(linux-headers-[^/]*\)/Makefile$|\1|p' "$mk")
 	[ -n "$common_dir" ] || die "$mk: no include line for the common headers"
 	[ -d "$tree/usr/src/$common_dir" ] || die "$tree/usr/src/$common_dir missing"
-	sed -i "s|^include .*/usr/src/$common_dir/Makefile\$|include $tree/usr/src/$common_dir/Makefile|" "$mk"
+	# Files are only touched when wrong: builds may be reading them right now.
+	if ! grep -qx "include $tree/usr/src/$common_dir/Makefile" "$mk"; then
+		sed -i "s|^include .*/usr/src/$common_dir/Makefile\$|include $tree/usr/src/$common_dir/Makefile|" "$mk"
+	fi
 	# Relative links keep working whatever the tree's path is.
-	ln -sfn "../../../usr/src/linux-headers-$kver" "$tree/lib/modules/$kver/build"
-	ln -sfn "../../../usr/src/$common_dir" "$tree/lib/modules/$kver/source"
+	relink "../../../usr/src/linux-headers-$kver" "$tree/lib/modules/$kver/build"
+	relink "../../../usr/src/$common_dir" "$tree/lib/modules/$kver/source"
+}
+
+relink() {
+	[ "$(readlink "$2" || true)" = "$1" ] || ln -sfn "$1" "$2"
 }
 
 if [ -f "$stamp" ]; then
 	fix_paths
-	echo "$kver" >"$memo"
+	remember
+	echo "$kver"
+	exit 0
+fi
+
+# Two runs fetching the same kernel at once must not unpack over each other; the second one
+# finds the tree ready once it gets the lock.
+mkdir -p "$kroot"
+exec 8>"$kroot/.lock"
+flock 8
+if [ -f "$stamp" ]; then
+	fix_paths
+	remember
 	echo "$kver"
 	exit 0
 fi
@@ -135,7 +168,8 @@ mapfile -t pkgs < <(want_packages)
 fetch "${pkgs[@]}"
 
 compiler=$(apt-cache depends "linux-headers-$kver" "${pkgs[@]}" 2>/dev/null |
-	sed -n 's/^ *Depends: \(gcc-[0-9]*\)$/\1/p' | head -n1)
+	sed -n 's/^ *Depends: \(gcc-[0-9]*\)$/\1/p')
+compiler=${compiler%%$'\n'*}
 if [ -n "$compiler" ] && ! command -v "$compiler" >/dev/null; then
 	say "warning: $compiler (the kernel's compiler) is not installed; module builds will fail"
 fi
@@ -156,6 +190,6 @@ fix_paths
 # The image package ships no modules.dep; modprobe -d and the guest need one.
 depmod -b "$tree" "$kver"
 printf '%s\n' "${pkgs[@]}" >"$stamp"
-echo "$kver" >"$memo"
+remember
 say "ready: ${tree#"$top"/}"
 echo "$kver"

@@ -72,7 +72,8 @@ libs_of() {
 			*" => /"*) line=${line#*=> }; echo "${line%% (*}" ;;
 			*/ld-linux*) line=${line#"${line%%/*}"}; echo "${line%% (*}" ;;
 			esac
-		done < <(ldd "$prog")
+		# A static program has no libraries (ldd then says so and fails).
+		done < <(ldd "$prog" 2>/dev/null || true)
 	done | sort -u
 }
 
@@ -171,7 +172,8 @@ for entry in "${programs[@]}"; do
 	done
 done
 if [ -x "$patched_losetup" ]; then
-	put "$patched_losetup" /usr/sbin/losetup
+	# Its debug information is only weight here (there is no debugger in the guest).
+	strip --strip-debug -o "$stage/usr/sbin/losetup" "$patched_losetup"
 else
 	ln -sfn losetup.stock "$stage/usr/sbin/losetup"
 fi

@@ -22,6 +22,8 @@ Options:
               qemu64 has no AES-NI)
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
+  -e NAME=VAL set an environment variable for the guest script (repeatable),
+              e.g. -e T_VERBOSE=1 to see the output of passing checks
   -u          rmmod the module after the script and report module-unload
   -t SECONDS  wall-clock limit for the whole VM run (default 300)
   -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
@@ -56,12 +58,17 @@ prefix=
 share="$top/build/vm/share"
 interactive=0
 verbosity=1
-while getopts 'k:c:m:p:ut:r:n:s:ivqh' opt; do
+guest_env=()
+while getopts 'k:c:m:p:e:ut:r:n:s:ivqh' opt; do
 	case "$opt" in
 	k) kver=$OPTARG ;;
 	c) cpu=$OPTARG ;;
 	m) module=$OPTARG ;;
 	p) modparams=$OPTARG ;;
+	e)
+		[[ "$OPTARG" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-e needs NAME=VALUE"
+		guest_env+=("$OPTARG")
+		;;
 	u) unload=1 ;;
 	t) timeout_s=$OPTARG ;;
 	r) results_file=$OPTARG ;;
@@ -173,6 +180,7 @@ read -r -a params <<<"$modparams"
 	printf 'AESLOOP_MODPARAMS=(%s)\n' "$(q_list "${params[@]}")"
 	printf 'AESLOOP_SCRIPT=%q\n' "$g_script"
 	printf 'AESLOOP_ARGS=(%s)\n' "$(q_list "$@")"
+	printf 'AESLOOP_ENV=(%s)\n' "$(q_list "${guest_env[@]}")"
 	printf 'AESLOOP_INTERACTIVE=%s\n' "$interactive"
 	printf 'AESLOOP_UNLOAD=%s\n' "$unload"
 } >"$rundir/job"

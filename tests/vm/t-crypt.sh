@@ -16,6 +16,7 @@
 # Invalid input (spec section 5), each leaving the device as it was:
 #   key size 7, encrypt type 99, SET_STATUS64 on an unbound loop, a
 #   passphrase under 20 characters, LOOP_CONFIGURE with a bad key.
+# shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
 lo_ioctl=/aesloop/build/vm-tools/lo-ioctl

@@ -2,6 +2,7 @@
 # VM test: plain (unencrypted) loops driven by util-linux's own losetup,
 # unchanged (losetup.stock), on our loop.ko: what issue 2 needs of a
 # complete loop driver.  Each check names the losetup option it covers.
+# shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
 lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
@@ -80,7 +81,7 @@ dev=/dev/loop$("$lo_ioctl" get-free)
 t_check set-fd "$lo_ioctl" set-fd "$dev" "$img"
 t_expect_eq set-fd-size "$((1 << 20))" "$(bytes_of "$dev")"
 t_check set-fd-clr "$lo_ioctl" clr "$dev"
-for i in 0 1 2 3 4 5 6 7 8; do
+for _ in 0 1 2 3 4 5 6 7 8; do
 	d=$(losetup.stock -f --show "$img") && t_cleanup losetup.stock -d "$d"
 done
 t_expect_eq get-free-adds-devices /dev/loop8 "${d:-none}"
