@@ -18,12 +18,13 @@ CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror
 CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
 # The kernel to build loop.ko against: the running one unless KDIR says else.
 KVER      ?= $(shell uname -r)
 KDIR      ?= /lib/modules/$(KVER)/build
 
-LIB_SRCS  := aes/aes.c aes/loop_aes.c
+LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
 TOOL_SRCS := $(wildcard tools/keysetup.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
@@ -52,13 +53,15 @@ $(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS))
 $(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS))
 	$(AR) rcs $@ $^
 
+# -z now: no lazy binding, whose register save area on the stack could keep
+# a copy of key bytes that are in vector registers at the time.
 $(BUILD)/bin/aesloop-pipe: $(BUILD)/plain/tools/aesloop-pipe.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto
 
 $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(SANFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto
 
 # Host test programs: tests/host/NAME.c -> build/tests/NAME and NAME-san.
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))

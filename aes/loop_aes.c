@@ -2,16 +2,234 @@
 /*
  * loop_aes.c - loop-AES sector transforms (../shared/spec/loop-aes-format.md).
  *
- * Single-key mode (spec section 2.1): every 512-byte sector is one AES-CBC
- * message of 32 blocks, no padding, with IV(S) = S as a 64-bit little-endian
- * number followed by eight zero bytes (dm-crypt's "plain64"), where S is the
- * IV sector number the caller passes (loop sector plus offset, section 4).
+ * Every 512-byte sector is one AES-CBC message of 32 blocks, no padding.
+ * S is the IV sector number the caller passes (loop sector plus offset,
+ * spec section 4).  The formats differ in the key and the IV of a sector:
+ *
+ *  single-key (2.1): key K; IV = S as 64-bit little-endian, then 8 zero bytes.
+ *  multi-key v2 (2.2): key K[S % 64]; IV = MD5 compression, from MD5's
+ *    initial state, of plaintext bytes 16..463, then of one block holding
+ *    bytes 464..511 and the little-endian words S & 0xffffffff,
+ *    ((S >> 32) & 0xffffff) | 0x80000000, 4024 and 0; the IV is the state.
+ *    Decryption runs CBC with a zero IV (blocks 1..31 chain on ciphertext
+ *    and come out right), computes the IV from the plaintext bytes 16..511
+ *    and XORs it into bytes 0..15.
+ *  multi-key v3 (2.3): as v2, but the MD5 state starts from the compression
+ *    of (the first 16 bytes of key 65, 48 zero bytes).
+ *
+ * Each format is one const table of operations; the bulk work goes to the
+ * engine in batches of up to LOOP_AES_BATCH sectors.
  */
 #include "loop_aes.h"
+#include "md5.h"
+
+struct loop_aes_format {
+	void (*encrypt)(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
+			unsigned int nsect, u64 sector);
+	void (*decrypt)(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
+			unsigned int nsect, u64 sector);
+};
+
+static const struct loop_aes_engine *engine = &loop_aes_generic_engine;
 
 /**
- * loop_aes_setup_single() - prepare the key of a single-key volume
- * @ctx:     the context to fill
+ * loop_aes_set_engine() - choose the engine for all volumes
+ * @e: the engine; its self-test must have passed
+ *
+ * Called once at start-up, before any transform runs.
+ */
+void loop_aes_set_engine(const struct loop_aes_engine *e)
+{
+	engine = e;
+}
+
+/**
+ * loop_aes_get_engine() - the engine in use
+ *
+ * Return: the engine loop_aes_set_engine() chose, or the generic one.
+ */
+const struct loop_aes_engine *loop_aes_get_engine(void)
+{
+	return engine;
+}
+
+/**
+ * loop_aes_multi_iv() - the IV of one multi-key sector (spec 2.2, 2.3)
+ * @seed:   the MD5 state to start from (struct loop_aes_ctx.iv_seed)
+ * @plain:  the sector's 512 bytes of plaintext; bytes 16..511 are used
+ * @sector: the IV sector number S
+ * @iv:     16 bytes of output: the final state words, little-endian
+ */
+void loop_aes_multi_iv(const u32 seed[4], const u8 *plain, u64 sector,
+		       u8 iv[AES_BLOCK_LEN])
+{
+	u32 st[4] = { seed[0], seed[1], seed[2], seed[3] };
+	u8 last[MD5_BLOCK_LEN];
+	unsigned int i;
+
+	for (i = 0; i < 7; i++)
+		md5_compress(st, plain + 16 + MD5_BLOCK_LEN * i);
+	memcpy(last, plain + 464, 48);
+	aes_put_le32(last + 48, (u32)sector);
+	aes_put_le32(last + 52, (u32)((sector >> 32) & 0xffffff) | 0x80000000U);
+	/* The bit length of v2's 503 hashed bytes, kept as it is in v3. */
+	aes_put_le32(last + 56, 4024);
+	aes_put_le32(last + 60, 0);
+	md5_compress(st, last);
+	for (i = 0; i < 4; i++)
+		aes_put_le32(iv + 4 * i, st[i]);
+}
+
+/* The generic engine: one sector after another, portable C. */
+
+static void generic_cbc_encrypt(const struct aes_key *const *keys,
+				const u8 *ivs, u8 *dst, const u8 *src,
+				unsigned int nsect)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		aes_cbc_encrypt(keys[i], dst + i * LOOP_AES_SECTOR_SIZE,
+				src + i * LOOP_AES_SECTOR_SIZE,
+				LOOP_AES_SECTOR_SIZE, ivs + i * AES_BLOCK_LEN);
+}
+
+static void generic_cbc_decrypt(const struct aes_key *const *keys,
+				const u8 *ivs, u8 *dst, const u8 *src,
+				unsigned int nsect)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		aes_cbc_decrypt(keys[i], dst + i * LOOP_AES_SECTOR_SIZE,
+				src + i * LOOP_AES_SECTOR_SIZE,
+				LOOP_AES_SECTOR_SIZE, ivs + i * AES_BLOCK_LEN);
+}
+
+static void generic_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
+			      u8 *ivs, unsigned int nsect)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		loop_aes_multi_iv(seed, plain + i * LOOP_AES_SECTOR_SIZE,
+				  sector + i, ivs + i * AES_BLOCK_LEN);
+}
+
+const struct loop_aes_engine loop_aes_generic_engine = {
+	.name		= "generic",
+	.cbc_encrypt	= generic_cbc_encrypt,
+	.cbc_decrypt	= generic_cbc_decrypt,
+	.multi_ivs	= generic_multi_ivs,
+};
+
+/* Single-key: the same key everywhere, plain64 IVs. */
+
+static void plain64_ivs(u8 *ivs, u64 sector, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++, sector++, ivs += AES_BLOCK_LEN) {
+		aes_put_le32(ivs, (u32)sector);
+		aes_put_le32(ivs + 4, (u32)(sector >> 32));
+		memset(ivs + 8, 0, 8);
+	}
+}
+
+static void single_keys(const struct loop_aes_ctx *ctx,
+			const struct aes_key **keys, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		keys[i] = &ctx->keys[0];
+}
+
+static void single_encrypt(const struct loop_aes_ctx *ctx, u8 *dst,
+			   const u8 *src, unsigned int n, u64 sector)
+{
+	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+
+	single_keys(ctx, keys, n);
+	plain64_ivs(ivs, sector, n);
+	engine->cbc_encrypt(keys, ivs, dst, src, n);
+}
+
+static void single_decrypt(const struct loop_aes_ctx *ctx, u8 *dst,
+			   const u8 *src, unsigned int n, u64 sector)
+{
+	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+
+	single_keys(ctx, keys, n);
+	plain64_ivs(ivs, sector, n);
+	engine->cbc_decrypt(keys, ivs, dst, src, n);
+}
+
+static const struct loop_aes_format single_format = {
+	.encrypt	= single_encrypt,
+	.decrypt	= single_decrypt,
+};
+
+/* Multi-key v2 and v3: key S % 64, IVs from the plaintext. */
+
+static void multi_keys(const struct loop_aes_ctx *ctx,
+		       const struct aes_key **keys, unsigned int n, u64 sector)
+{
+	unsigned int i;
+
+	for (i = 0; i < n; i++)
+		keys[i] = &ctx->keys[(sector + i) % LOOP_AES_MULTI_KEYS];
+}
+
+static void multi_encrypt(const struct loop_aes_ctx *ctx, u8 *dst,
+			  const u8 *src, unsigned int n, u64 sector)
+{
+	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+
+	multi_keys(ctx, keys, n, sector);
+	/* Before the CBC pass: in place, it overwrites the plaintext. */
+	engine->multi_ivs(ctx->iv_seed, src, sector, ivs, n);
+	engine->cbc_encrypt(keys, ivs, dst, src, n);
+}
+
+static void multi_decrypt(const struct loop_aes_ctx *ctx, u8 *dst,
+			  const u8 *src, unsigned int n, u64 sector)
+{
+	static const u8 zero_ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+	unsigned int i, j;
+
+	multi_keys(ctx, keys, n, sector);
+	engine->cbc_decrypt(keys, zero_ivs, dst, src, n);
+	engine->multi_ivs(ctx->iv_seed, dst, sector, ivs, n);
+	for (i = 0; i < n; i++)
+		for (j = 0; j < AES_BLOCK_LEN; j++)
+			dst[i * LOOP_AES_SECTOR_SIZE + j] ^= ivs[i * AES_BLOCK_LEN + j];
+}
+
+static const struct loop_aes_format multi_format = {
+	.encrypt	= multi_encrypt,
+	.decrypt	= multi_decrypt,
+};
+
+/**
+ * loop_aes_ctx_size() - bytes to allocate for a context
+ * @nkeys: 1 for single-key, LOOP_AES_MULTI_KEYS for multi-key
+ *
+ * Return: the size of struct loop_aes_ctx with @nkeys keys.
+ */
+size_t loop_aes_ctx_size(unsigned int nkeys)
+{
+	return sizeof(struct loop_aes_ctx) + nkeys * sizeof(struct aes_key);
+}
+
+/**
+ * loop_aes_setup_single() - prepare the key of a single-key volume (spec 2.1)
+ * @ctx:     loop_aes_ctx_size(1) bytes to fill
  * @key:     the AES key, @key_len bytes (the first bytes of lo_encrypt_key)
  * @key_len: 16, 24 or 32
  *
@@ -20,23 +238,69 @@
 int loop_aes_setup_single(struct loop_aes_ctx *ctx, const u8 *key,
 			  unsigned int key_len)
 {
-	return aes_key_setup(&ctx->key, key, key_len);
+	ctx->fmt = &single_format;
+	ctx->mode = LOOP_AES_SINGLE;
+	ctx->nkeys = 1;
+	memset(ctx->iv_seed, 0, sizeof(ctx->iv_seed));
+	if (aes_key_setup(&ctx->keys[0], key, key_len)) {
+		loop_aes_wipe(ctx);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/**
+ * loop_aes_setup_multi() - prepare the keys of a multi-key volume (spec 2.2, 2.3)
+ * @ctx:     loop_aes_ctx_size(LOOP_AES_MULTI_KEYS) bytes to fill
+ * @keys:    @count key slots of LOOP_AES_KEY_SLOT bytes each, as in the
+ *           LOOP_MULTI_KEY_SETUP(_V3) payload; the first @key_len bytes of
+ *           slots 0..63 are the AES keys, the first 16 of slot 64 the v3 seed
+ * @count:   64 (v2) or 65 (v3)
+ * @key_len: 16, 24 or 32
+ *
+ * Return: 0, or -EINVAL for another count or key length (@ctx is then wiped).
+ */
+int loop_aes_setup_multi(struct loop_aes_ctx *ctx, const u8 *keys,
+			 unsigned int count, unsigned int key_len)
+{
+	unsigned int i;
+
+	ctx->fmt = &multi_format;
+	ctx->nkeys = LOOP_AES_MULTI_KEYS;
+	ctx->iv_seed[0] = MD5_INIT_A;
+	ctx->iv_seed[1] = MD5_INIT_B;
+	ctx->iv_seed[2] = MD5_INIT_C;
+	ctx->iv_seed[3] = MD5_INIT_D;
+	if (count == LOOP_AES_MULTI_KEYS + 1) {
+		u8 block[MD5_BLOCK_LEN] = { 0 };
+
+		ctx->mode = LOOP_AES_MULTI_V3;
+		memcpy(block, keys + LOOP_AES_MULTI_KEYS * LOOP_AES_KEY_SLOT, 16);
+		md5_compress(ctx->iv_seed, block);
+		memzero_explicit(block, sizeof(block));
+	} else if (count == LOOP_AES_MULTI_KEYS) {
+		ctx->mode = LOOP_AES_MULTI_V2;
+	} else {
+		goto fail;
+	}
+	for (i = 0; i < LOOP_AES_MULTI_KEYS; i++)
+		if (aes_key_setup(&ctx->keys[i], keys + i * LOOP_AES_KEY_SLOT,
+				  key_len))
+			goto fail;
+	return 0;
+fail:
+	loop_aes_wipe(ctx);
+	return -EINVAL;
 }
 
 /**
  * loop_aes_wipe() - erase every key in a context
- * @ctx: the context; zeroed in a way the compiler cannot drop
+ * @ctx: the context; all loop_aes_ctx_size(ctx->nkeys) bytes are zeroed in
+ *       a way the compiler cannot drop
  */
 void loop_aes_wipe(struct loop_aes_ctx *ctx)
 {
-	memzero_explicit(ctx, sizeof(*ctx));
-}
-
-static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
-{
-	aes_put_le32(iv, (u32)sector);
-	aes_put_le32(iv + 4, (u32)(sector >> 32));
-	memset(iv + 8, 0, 8);
+	memzero_explicit(ctx, loop_aes_ctx_size(ctx->nkeys));
 }
 
 /**
@@ -52,13 +316,14 @@ static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
 void loop_aes_encrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector)
 {
-	u8 iv[AES_BLOCK_LEN];
+	while (nsect) {
+		unsigned int n = nsect < LOOP_AES_BATCH ? nsect : LOOP_AES_BATCH;
 
-	for (; nsect; nsect--, sector++) {
-		plain64_iv(iv, sector);
-		aes_cbc_encrypt(&ctx->key, dst, src, LOOP_AES_SECTOR_SIZE, iv);
-		src += LOOP_AES_SECTOR_SIZE;
-		dst += LOOP_AES_SECTOR_SIZE;
+		ctx->fmt->encrypt(ctx, dst, src, n, sector);
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		src += n * LOOP_AES_SECTOR_SIZE;
+		sector += n;
+		nsect -= n;
 	}
 }
 
@@ -74,12 +339,13 @@ void loop_aes_encrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 void loop_aes_decrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector)
 {
-	u8 iv[AES_BLOCK_LEN];
+	while (nsect) {
+		unsigned int n = nsect < LOOP_AES_BATCH ? nsect : LOOP_AES_BATCH;
 
-	for (; nsect; nsect--, sector++) {
-		plain64_iv(iv, sector);
-		aes_cbc_decrypt(&ctx->key, dst, src, LOOP_AES_SECTOR_SIZE, iv);
-		src += LOOP_AES_SECTOR_SIZE;
-		dst += LOOP_AES_SECTOR_SIZE;
+		ctx->fmt->decrypt(ctx, dst, src, n, sector);
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		src += n * LOOP_AES_SECTOR_SIZE;
+		sector += n;
+		nsect -= n;
 	}
 }

@@ -4,6 +4,9 @@
  *
  * This layer knows sectors, IVs and keys, nothing of bios or files: the
  * driver hands it mapped buffers, the userspace tools hand it their own.
+ * Underneath, an engine does the bulk work (CBC over several sectors, the
+ * multi-key IVs); the generic C engine is always there, faster ones
+ * (aes-intel/) are chosen once at start-up with loop_aes_set_engine().
  */
 #ifndef AESLOOP_LOOP_AES_H
 #define AESLOOP_LOOP_AES_H
@@ -14,23 +17,83 @@
 #define LOOP_AES_SECTOR_SHIFT	9
 #define LOOP_AES_SECTOR_SIZE	512U
 
+/* Multi-key volumes: 64 AES keys, plus the IV seed key in v3 (spec 2.2, 2.3). */
+#define LOOP_AES_MULTI_KEYS	64
+#define LOOP_AES_KEY_SLOT	32	/* bytes per key slot in the ioctl payload */
+
+/* Sectors an engine is handed at once: enough to interleave 16 lanes. */
+#define LOOP_AES_BATCH		16
+
+enum loop_aes_mode {
+	LOOP_AES_SINGLE = 1,	/* spec 2.1: one key, plain64 IV */
+	LOOP_AES_MULTI_V2,	/* spec 2.2: 64 keys, MD5 IV from the plaintext */
+	LOOP_AES_MULTI_V3,	/* spec 2.3: as v2, MD5 state seeded by key 65 */
+};
+
+struct loop_aes_format;
+
 /**
  * struct loop_aes_ctx - the keys of one loop-AES volume
- * @key: the AES key of single-key mode (spec section 2.1)
+ * @fmt:     the format's operations (single-key or multi-key)
+ * @mode:    which format, for reporting
+ * @nkeys:   1 (single-key) or 64 (multi-key)
+ * @iv_seed: the MD5 state every multi-key IV computation starts from: the
+ *           MD5 initial state (v2), or after compressing key 65 (v3)
+ * @keys:    @nkeys expanded keys; sector S uses keys[S % nkeys]
  *
- * Holds key material: set up with loop_aes_setup_single(), erase with
+ * Holds key material: allocate loop_aes_ctx_size(nkeys) bytes, set up with
+ * loop_aes_setup_single() or loop_aes_setup_multi(), erase with
  * loop_aes_wipe().
  */
 struct loop_aes_ctx {
-	struct aes_key key;
+	const struct loop_aes_format *fmt;
+	enum loop_aes_mode mode;
+	unsigned int nkeys;
+	u32 iv_seed[4];
+	struct aes_key keys[];
 };
 
+/**
+ * struct loop_aes_engine - bulk operations under the sector transforms
+ * @name:        shown in logs and in the module's sysfs attribute
+ * @cbc_encrypt: CBC-encrypt @nsect independent 512-byte sectors, sector i
+ *               with @keys[i] and the 16-byte IV at @ivs + 16 * i; @dst may
+ *               equal @src; all keys of a call have the same length;
+ *               @nsect <= LOOP_AES_BATCH
+ * @cbc_decrypt: the inverse, same contract
+ * @multi_ivs:   the multi-key IVs (spec 2.2 steps 2-4) of @nsect consecutive
+ *               plaintext sectors at @plain, the first with IV sector
+ *               number @sector, each starting from the MD5 state @seed,
+ *               written as 16 bytes each to @ivs
+ *
+ * Engines are stateless and may be called from several threads at once.
+ */
+struct loop_aes_engine {
+	const char *name;
+	void (*cbc_encrypt)(const struct aes_key *const *keys, const u8 *ivs,
+			    u8 *dst, const u8 *src, unsigned int nsect);
+	void (*cbc_decrypt)(const struct aes_key *const *keys, const u8 *ivs,
+			    u8 *dst, const u8 *src, unsigned int nsect);
+	void (*multi_ivs)(const u32 seed[4], const u8 *plain, u64 sector,
+			  u8 *ivs, unsigned int nsect);
+};
+
+extern const struct loop_aes_engine loop_aes_generic_engine;
+
+void loop_aes_set_engine(const struct loop_aes_engine *engine);
+const struct loop_aes_engine *loop_aes_get_engine(void);
+
+size_t loop_aes_ctx_size(unsigned int nkeys);
 int loop_aes_setup_single(struct loop_aes_ctx *ctx, const u8 *key,
 			  unsigned int key_len);
+int loop_aes_setup_multi(struct loop_aes_ctx *ctx, const u8 *keys,
+			 unsigned int count, unsigned int key_len);
 void loop_aes_wipe(struct loop_aes_ctx *ctx);
 void loop_aes_encrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector);
 void loop_aes_decrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector);
+void loop_aes_multi_iv(const u32 seed[4], const u8 *plain, u64 sector,
+		       u8 iv[AES_BLOCK_LEN]);
 
 #endif /* AESLOOP_LOOP_AES_H */

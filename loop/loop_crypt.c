@@ -42,7 +42,7 @@ int loop_crypt_prepare(const struct loop_info64 *info,
 	    info->lo_encrypt_key_size != 32)
 		return -EINVAL;
 
-	c = kzalloc(sizeof(*c), GFP_KERNEL);
+	c = kzalloc(loop_aes_ctx_size(1), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	err = loop_aes_setup_single(c, info->lo_encrypt_key,

@@ -121,7 +121,7 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 	unsigned char key[32], *pt, *ct, *ref, *back;
 	size_t bytes = MAX_RUN * LOOP_AES_SECTOR_SIZE;
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-	struct loop_aes_ctx ctx;
+	struct loop_aes_ctx *ctx = malloc(loop_aes_ctx_size(1));
 	char name[64];
 	int done = 0, bad = 0;
 
@@ -130,7 +130,7 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 	ct = malloc(bytes);
 	ref = malloc(bytes);
 	back = malloc(bytes);
-	if (!c || !pt || !ct || !ref || !back) {
+	if (!c || !ctx || !pt || !ct || !ref || !back) {
 		t_result(0, name, "out of memory");
 		goto out;
 	}
@@ -144,7 +144,7 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 			sector &= 0xffffff;
 		rng_fill(key, key_len);
 		rng_fill(pt, n * LOOP_AES_SECTOR_SIZE);
-		if (loop_aes_setup_single(&ctx, key, key_len)) {
+		if (loop_aes_setup_single(ctx, key, key_len)) {
 			t_result(0, name, "key setup failed");
 			goto out;
 		}
@@ -155,9 +155,9 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 				bad = 1;
 		if (in_place) {
 			memcpy(ct, pt, n * LOOP_AES_SECTOR_SIZE);
-			loop_aes_encrypt(&ctx, ct, ct, n, sector);
+			loop_aes_encrypt(ctx, ct, ct, n, sector);
 		} else {
-			loop_aes_encrypt(&ctx, ct, pt, n, sector);
+			loop_aes_encrypt(ctx, ct, pt, n, sector);
 		}
 		if (bad || memcmp(ct, ref, n * LOOP_AES_SECTOR_SIZE)) {
 			t_result(0, name, "encrypt differs from OpenSSL: seed %llu, %zu sectors from %llu",
@@ -167,9 +167,9 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 		}
 		if (in_place) {
 			memcpy(back, ct, n * LOOP_AES_SECTOR_SIZE);
-			loop_aes_decrypt(&ctx, back, back, n, sector);
+			loop_aes_decrypt(ctx, back, back, n, sector);
 		} else {
-			loop_aes_decrypt(&ctx, back, ct, n, sector);
+			loop_aes_decrypt(ctx, back, ct, n, sector);
 		}
 		if (memcmp(back, pt, n * LOOP_AES_SECTOR_SIZE)) {
 			t_result(0, name, "decrypt does not invert: seed %llu, %zu sectors from %llu",
@@ -189,8 +189,9 @@ static void test_random_sectors(unsigned int key_len, uint64_t seed)
 	}
 	if (!bad)
 		t_result(1, name, "");
-	loop_aes_wipe(&ctx);
+	loop_aes_wipe(ctx);
 out:
+	free(ctx);
 	EVP_CIPHER_CTX_free(c);
 	free(pt);
 	free(ct);
@@ -234,7 +235,7 @@ static void test_vectors(void)
 {
 	char line[2048], *f[13], path[4096], name[160], want[65], got[65];
 	unsigned char key[32], first[32], *img, *ct = NULL;
-	struct loop_aes_ctx ctx;
+	struct loop_aes_ctx *ctx = malloc(loop_aes_ctx_size(1));
 	size_t img_len, nsect;
 	uint64_t iv_start;
 	FILE *tsv;
@@ -243,7 +244,7 @@ static void test_vectors(void)
 	img = t_read_file("plain64.img", &img_len);
 	snprintf(path, sizeof(path), "%s/intermediates.tsv", t_vectors_dir());
 	tsv = fopen(path, "r");
-	if (!img || !tsv || img_len % LOOP_AES_SECTOR_SIZE ||
+	if (!ctx || !img || !tsv || img_len % LOOP_AES_SECTOR_SIZE ||
 	    !(ct = malloc(img_len))) {
 		t_result(0, "sector-vectors", "cannot read plain64.img or %s", path);
 		goto out;
@@ -258,11 +259,11 @@ static void test_vectors(void)
 		key_len = (unsigned int)atoi(f[2]) / 8;
 		if (t_unhex(key, key_len, f[4]) || t_unhex(first, 32, f[11]) ||
 		    vector_sha(f[0], want, &iv_start) ||
-		    loop_aes_setup_single(&ctx, key, key_len)) {
+		    loop_aes_setup_single(ctx, key, key_len)) {
 			t_result(0, name, "bad row in %s or vectors.tsv", path);
 			continue;
 		}
-		loop_aes_encrypt(&ctx, ct, img, nsect, iv_start);
+		loop_aes_encrypt(ctx, ct, img, nsect, iv_start);
 		if (memcmp(ct, first, 32)) {
 			t_result(0, name, "first blocks of sector 0 differ from %s", f[11]);
 			continue;
@@ -271,16 +272,17 @@ static void test_vectors(void)
 			t_result(0, name, "ciphertext SHA-256 %s, want %s", got, want);
 			continue;
 		}
-		loop_aes_decrypt(&ctx, ct, ct, nsect, iv_start);
+		loop_aes_decrypt(ctx, ct, ct, nsect, iv_start);
 		t_result(!memcmp(ct, img, img_len), name, "decrypt does not give plain64.img back");
 		cases++;
 	}
-	loop_aes_wipe(&ctx);
+	loop_aes_wipe(ctx);
 	/* vectors/README.md lists 25 single-key cases. */
 	t_result(cases >= 20, "sector-vectors-count", "only %d single-key cases found", cases);
 out:
 	if (tsv)
 		fclose(tsv);
+	free(ctx);
 	free(img);
 	free(ct);
 }
@@ -289,13 +291,14 @@ static void test_bad_key_sizes(void)
 {
 	static const unsigned int sizes[] = { 0, 7, 15, 17, 31, 33, 64 };
 	unsigned char key[64] = { 0 };
-	struct loop_aes_ctx ctx;
+	struct loop_aes_ctx *ctx = malloc(loop_aes_ctx_size(1));
 	size_t i;
-	int ok = 1;
+	int ok = ctx != NULL;
 
-	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
-		if (loop_aes_setup_single(&ctx, key, sizes[i]) != -EINVAL)
+	for (i = 0; ok && i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		if (loop_aes_setup_single(ctx, key, sizes[i]) != -EINVAL)
 			ok = 0;
+	free(ctx);
 	t_result(ok, "key-size-invalid", "a key of a bad length was accepted");
 }
 
