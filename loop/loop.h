@@ -33,8 +33,15 @@
 
 #include "../aes/loop_aes.h"
 
-/* loop-AES's encryption type number for AES (spec section 5). */
-#define LO_CRYPT_AES	16
+/* loop-AES's additions to the loop ABI (spec section 5). */
+#define LO_CRYPT_AES			16
+#define LOOP_MULTI_KEY_SETUP		0x4C4D	/* u8 [64][32] */
+#define LOOP_MULTI_KEY_SETUP_V3		0x4C4E	/* u8 [65][32] */
+#define LOOP_RECOMPUTE_DEV_SIZE		0x4C52
+/* lo_flags bits LOOP_GET_STATUS64 reports, as loop-AES does. */
+#define LO_FLAGS_MULTI_KEY_V3_EXPORTED	0x080000
+#define LO_FLAGS_MULTI_KEY_EXPORTED	0x100000
+#define LO_FLAGS_READ_ONLY_EXPORTED	0x200000
 
 /* Where a device is in its life cycle; see the diagram above. */
 enum lo_state {
@@ -101,6 +108,8 @@ int loop_alloc_workqueue(struct loop_device *lo);
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
 		       struct loop_aes_ctx **ctx);
+int loop_crypt_prepare_multi(const void __user *arg, unsigned int count,
+			     unsigned int key_len, struct loop_aes_ctx **ctx);
 void loop_crypt_free(struct loop_aes_ctx *ctx);
 void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 		   const u8 *src, unsigned int len, u64 iv_sector);

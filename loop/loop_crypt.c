@@ -6,7 +6,9 @@
  * and the raw copy kept for LOOP_GET_STATUS64 (lo_encrypt_key).  Both are
  * wiped before they are freed or forgotten.
  */
+#include <linux/mm.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 
 #include "loop.h"
 
@@ -42,17 +44,59 @@ int loop_crypt_prepare(const struct loop_info64 *info,
 	    info->lo_encrypt_key_size != 32)
 		return -EINVAL;
 
-	c = kzalloc(loop_aes_ctx_size(1), GFP_KERNEL);
+	c = kvzalloc(loop_aes_ctx_size(1), GFP_KERNEL);
 	if (!c)
 		return -ENOMEM;
 	err = loop_aes_setup_single(c, info->lo_encrypt_key,
 				    info->lo_encrypt_key_size);
 	if (err) {
-		kfree_sensitive(c);
+		kvfree_sensitive(c, loop_aes_ctx_size(1));
 		return err;
 	}
 	*ctx = c;
 	return 0;
+}
+
+/**
+ * loop_crypt_prepare_multi() - build a multi-key context from an ioctl payload
+ * @arg:     user pointer to @count key slots of 32 bytes
+ *           (LOOP_MULTI_KEY_SETUP: 64, LOOP_MULTI_KEY_SETUP_V3: 65)
+ * @count:   64 or 65
+ * @key_len: the AES key length in bytes the device's LOOP_SET_STATUS64 set
+ * @ctx:     set to the new context
+ *
+ * The payload is read once, into kernel memory that is wiped before it is
+ * freed.  Spec sections 2.2, 2.3 and 5.
+ *
+ * Return: 0, -EFAULT, -EINVAL or -ENOMEM.
+ */
+int loop_crypt_prepare_multi(const void __user *arg, unsigned int count,
+			     unsigned int key_len, struct loop_aes_ctx **ctx)
+{
+	size_t bytes = count * LOOP_AES_KEY_SLOT;
+	struct loop_aes_ctx *c;
+	u8 *slots;
+	int err;
+
+	*ctx = NULL;
+	slots = kmalloc(bytes, GFP_KERNEL);
+	if (!slots)
+		return -ENOMEM;
+	err = -EFAULT;
+	if (copy_from_user(slots, arg, bytes))
+		goto out;
+	err = -ENOMEM;
+	c = kvzalloc(loop_aes_ctx_size(LOOP_AES_MULTI_KEYS), GFP_KERNEL);
+	if (!c)
+		goto out;
+	err = loop_aes_setup_multi(c, slots, count, key_len);
+	if (err)
+		kvfree_sensitive(c, loop_aes_ctx_size(LOOP_AES_MULTI_KEYS));
+	else
+		*ctx = c;
+out:
+	kfree_sensitive(slots);
+	return err;
 }
 
 /**
@@ -63,8 +107,8 @@ void loop_crypt_free(struct loop_aes_ctx *ctx)
 {
 	if (!ctx)
 		return;
-	loop_aes_wipe(ctx);
-	kfree_sensitive(ctx);
+	/* kvfree_sensitive() wipes the keys before it frees them. */
+	kvfree_sensitive(ctx, loop_aes_ctx_size(ctx->nkeys));
 }
 
 /**

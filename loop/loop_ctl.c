@@ -356,6 +356,62 @@ out_free_ctx:
 	return err;
 }
 
+/*
+ * LOOP_MULTI_KEY_SETUP(_V3): replace the single key LOOP_SET_STATUS64 set
+ * with 64 keys (and, in v3, the IV seed), same key length.
+ */
+static int loop_multi_key_setup(struct loop_device *lo,
+				const void __user *arg, unsigned int count)
+{
+	struct block_device *bdev = lo->lo_disk->part0;
+	struct loop_aes_ctx *ctx = NULL, *old_ctx;
+	int err;
+
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		return err;
+	err = -ENXIO;
+	if (lo->lo_state != LO_BOUND)
+		goto out_unlock;
+	/* Only on top of an AES key: the key length comes from there. */
+	err = -EINVAL;
+	if (lo->lo_encrypt_type != LO_CRYPT_AES || !lo->lo_crypt)
+		goto out_unlock;
+	err = -EPERM;
+	if (!uid_eq(lo->lo_key_owner, current_uid()) && !capable(CAP_SYS_ADMIN))
+		goto out_unlock;
+	err = loop_crypt_prepare_multi(arg, count, lo->lo_encrypt_key_size, &ctx);
+	if (err)
+		goto out_unlock;
+
+	sync_blockdev(bdev);
+	invalidate_bdev(bdev);
+	blk_mq_freeze_queue(lo->lo_disk->queue);
+	old_ctx = lo->lo_crypt;
+	lo->lo_crypt = ctx;
+	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	invalidate_bdev(bdev);
+	ctx = old_ctx;		/* freed below */
+out_unlock:
+	mutex_unlock(&lo->lo_mutex);
+	loop_crypt_free(ctx);
+	return err;
+}
+
+/* The lo_flags LOOP_GET_STATUS64 reports: ours plus loop-AES's exports. */
+static u32 loop_exported_flags(const struct loop_device *lo)
+{
+	u32 flags = lo->lo_flags;
+
+	if (flags & LO_FLAGS_READ_ONLY)
+		flags |= LO_FLAGS_READ_ONLY_EXPORTED;
+	if (lo->lo_crypt && lo->lo_crypt->mode != LOOP_AES_SINGLE)
+		flags |= LO_FLAGS_MULTI_KEY_EXPORTED;
+	if (lo->lo_crypt && lo->lo_crypt->mode == LOOP_AES_MULTI_V3)
+		flags |= LO_FLAGS_MULTI_KEY_V3_EXPORTED;
+	return flags;
+}
+
 static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 {
 	struct path path;
@@ -373,7 +429,7 @@ static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 	info->lo_number = lo->lo_number;
 	info->lo_offset = lo->lo_info_offset;
 	info->lo_sizelimit = lo->lo_sizelimit;
-	info->lo_flags = lo->lo_flags;
+	info->lo_flags = loop_exported_flags(lo);
 	memcpy(info->lo_file_name, lo->lo_file_name, LO_NAME_SIZE);
 	memcpy(info->lo_crypt_name, lo->lo_crypt_name, LO_NAME_SIZE);
 	info->lo_encrypt_type = lo->lo_encrypt_type;
@@ -529,9 +585,17 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		memzero_explicit(&info, sizeof(info));
 		return err;
 	case LOOP_SET_CAPACITY:
+	case LOOP_RECOMPUTE_DEV_SIZE:
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		return loop_set_capacity(lo);
+	case LOOP_MULTI_KEY_SETUP:
+	case LOOP_MULTI_KEY_SETUP_V3:
+		if (!writable && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		return loop_multi_key_setup(lo, argp, cmd == LOOP_MULTI_KEY_SETUP ?
+					    LOOP_AES_MULTI_KEYS :
+					    LOOP_AES_MULTI_KEYS + 1);
 	default:
 		return -ENOTTY;
 	}
