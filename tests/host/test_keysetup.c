@@ -54,8 +54,8 @@ static char *read_file(const char *path, size_t *len)
 
 	if (!f)
 		return NULL;
-	if (fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) >= 0 &&
-	    fseek(f, 0, SEEK_SET) == 0) {
+	n = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : -1;
+	if (n >= 0 && fseek(f, 0, SEEK_SET) == 0) {
 		buf = malloc((size_t)n + 1);
 		if (buf && fread(buf, 1, (size_t)n, f) == (size_t)n) {
 			buf[n] = '\0';
@@ -246,7 +246,7 @@ static void run_vector_case(const struct tsv *v, const struct tsv *im, int row,
 
 		/* The data: encrypt plain64.img and compare, then decrypt back. */
 		snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, hows[h]);
-		ctx = malloc(sizeof(*ctx));
+		ctx = malloc(loop_aes_ctx_size(1));
 		ct = malloc(IMG_LEN);
 		back = malloc(IMG_LEN);
 		if (!ctx || !ct || !back ||
@@ -334,12 +334,12 @@ static void test_cipher_names(void)
 
 static void test_option_parsing(void)
 {
-	static const char *good_hashes[] = {
+	static const char * const good_hashes[] = {
 		"sha256", "SHA384", "sha512", "rmd160", "unhashed1", "UNHASHED2",
 	};
-	static const char *bad_hashes[] = { "md5", "sha1", "", "sha256x", "rmd" };
-	static const char *good_iters[] = { "0", "1", "5", "100" };
-	static const char *bad_iters[] = {
+	static const char * const bad_hashes[] = { "md5", "sha1", "", "sha256x", "rmd" };
+	static const char * const good_iters[] = { "0", "1", "5", "100" };
+	static const char * const bad_iters[] = {
 		"", "abc", "1x", "-1", "+1", " 1", "1.5",
 		"99999999999999999999999",
 	};
@@ -562,7 +562,7 @@ static void test_line_reader(const char *dir)
 
 	/* Multi-key files are read but cannot be used yet. */
 	{
-		static const char *files[] = { "keys64.txt", "keys65.txt" };
+		static const char * const files[] = { "keys64.txt", "keys65.txt" };
 		static const unsigned int lines[] = { 64, 65 };
 		int i;
 

@@ -12,6 +12,10 @@
  *   lo-ioctl configure DEV FILE [OPTS]  LOOP_CONFIGURE
  *   lo-ioctl clr DEV                    LOOP_CLR_FD
  *   lo-ioctl get-free                   LOOP_CTL_GET_FREE, prints the number
+ *   lo-ioctl multi DEV HEXFILE          LOOP_MULTI_KEY_SETUP (64 lines of hex
+ *                                       key slots) or _V3 (65 lines)
+ *   lo-ioctl raw DEV CMD [ARG]          any ioctl number with an integer
+ *                                       argument (bad commands, bad pointers)
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
  *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -r (open the file read-only)
  *
@@ -25,6 +29,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
+
+#define LOOP_MULTI_KEY_SETUP	0x4C4D
+#define LOOP_MULTI_KEY_SETUP_V3	0x4C4E
 
 static int fail(const char *what)
 {
@@ -139,6 +146,32 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "clr")) {
 		if (ioctl(fd, LOOP_CLR_FD, 0))
 			return fail("LOOP_CLR_FD");
+		return 0;
+	}
+	if (!strcmp(cmd, "multi") && argc == 4) {
+		static unsigned char slots[65][32];
+		char line[256];
+		FILE *f = fopen(argv[3], "r");
+		int count = 0;
+
+		if (!f)
+			return fail(argv[3]);
+		while (count < 65 && fgets(line, sizeof(line), f))
+			for (int i = 0; i < 32 && sscanf(line + 2 * i, "%2hhx", &slots[count][i]) == 1; i++)
+				if (i == 31)
+					count++;
+		fclose(f);
+		if (ioctl(fd, count == 65 ? LOOP_MULTI_KEY_SETUP_V3 : LOOP_MULTI_KEY_SETUP, slots))
+			return fail(count == 65 ? "LOOP_MULTI_KEY_SETUP_V3" : "LOOP_MULTI_KEY_SETUP");
+		return 0;
+	}
+	if (!strcmp(cmd, "raw") && argc >= 4) {
+		unsigned long arg = argc > 4 ? strtoul(argv[4], NULL, 0) : 0;
+
+		n = ioctl(fd, strtoul(argv[3], NULL, 0), arg);
+		if (n < 0)
+			return fail("ioctl");
+		printf("%d\n", n);
 		return 0;
 	}
 	if (!strcmp(cmd, "set-status")) {

@@ -49,7 +49,10 @@ static void log_line(const char *fmt, ...)
 	va_list ap;
 	FILE *f;
 
-	if (!path || !(f = fopen(path, "a")))
+	if (!path)
+		return;
+	f = fopen(path, "a");
+	if (!f)
 		return;
 	va_start(ap, fmt);
 	vfprintf(f, fmt, ap);
