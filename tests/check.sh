@@ -88,7 +88,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	for t in t-plain t-crypt t-multikey; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
-	record "aespipe-$kver" tests/vm/host-aespipe.sh
+	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh
 done
 
 pass=$(grep -c '^PASS ' "$results")

@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -73,15 +74,13 @@ die(const char *fmt, ...)
 	exit(1);
 }
 
-/* Keep keys and plaintext out of swap. */
+/*
+ * Keep keys and plaintext out of swap.  Only root may go on without it, with
+ * a warning.  (The sanitizer runtime turns mlockall into a no-op that
+ * succeeds, so the -san test build passes here too.)
+ */
 static void lock_memory(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
-	/*
-	 * The ASan test build maps terabytes of shadow memory, which cannot
-	 * be locked: that build is for tests only and skips the lock.
-	 */
-#else
 	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
 		return;
 	if (geteuid() == 0)
@@ -89,7 +88,6 @@ static void lock_memory(void)
 		    strerror(errno));
 	fprintf(stderr, PROG ": warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
 		strerror(errno));
-#endif
 }
 
 /* Parse a decimal number of digits only, up to @max. */
@@ -161,9 +159,11 @@ static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
 /*
  * Transform @len bytes (a multiple of 16) in place, from IV sector
  * @sector: whole sectors through loop_aes, then a last partial sector as
- * one CBC chain of its blocks with that sector's IV.
+ * one CBC chain of its blocks with that sector's IV, under @tail_key (the
+ * same key: loop_aes only does whole sectors).
  */
-static void transform(const struct loop_aes_ctx *ctx, int decrypt, u8 *buf,
+static void transform(const struct loop_aes_ctx *ctx,
+		      const struct aes_key *tail_key, int decrypt, u8 *buf,
 		      size_t len, u64 sector)
 {
 	size_t nsect = len / LOOP_AES_SECTOR_SIZE;
@@ -179,18 +179,20 @@ static void transform(const struct loop_aes_ctx *ctx, int decrypt, u8 *buf,
 	buf += nsect * LOOP_AES_SECTOR_SIZE;
 	plain64_iv(iv, sector + nsect);
 	if (decrypt)
-		aes_cbc_decrypt(&ctx->key, buf, buf, tail, iv);
+		aes_cbc_decrypt(tail_key, buf, buf, tail, iv);
 	else
-		aes_cbc_encrypt(&ctx->key, buf, buf, tail, iv);
+		aes_cbc_encrypt(tail_key, buf, buf, tail, iv);
 }
 
 int main(int argc, char **argv)
 {
 	const char *cipher = "AES128", *hash = NULL, *seed = NULL, *iter = NULL;
 	const char *key_file = NULL;
+	size_t ctx_size = loop_aes_ctx_size(1);
 	unsigned long long sector = 0, fdnum;
 	int decrypt = 0, verbose = 0, pass_fd = -1, c, rc, status = 0;
 	struct loop_aes_ctx *ctx;
+	struct aes_key *tail_key;
 	struct keysetup ks;
 	u8 *buf;
 
@@ -209,7 +211,7 @@ int main(int argc, char **argv)
 			decrypt = 1;
 			break;
 		case 'p':
-			if (parse_u64(optarg, 1000000, &fdnum))
+			if (parse_u64(optarg, INT_MAX, &fdnum))
 				die("-p: '%s' is not a file descriptor number", optarg);
 			pass_fd = (int)fdnum;
 			break;
@@ -265,13 +267,15 @@ int main(int argc, char **argv)
 	if (!rc)
 		rc = keysetup_derive(&ks);
 
-	ctx = malloc(sizeof(*ctx));
+	ctx = calloc(1, ctx_size);
+	tail_key = calloc(1, sizeof(*tail_key));
 	buf = malloc(BUF_LEN);
-	if (!rc && (!ctx || !buf)) {
+	if (!rc && (!ctx || !tail_key || !buf)) {
 		snprintf(ks.errmsg, sizeof(ks.errmsg), "out of memory");
 		rc = -ENOMEM;
 	}
-	if (!rc && loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len)) {
+	if (!rc && (loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len) ||
+		    aes_key_setup(tail_key, ks.key_buffer, ks.key_len))) {
 		snprintf(ks.errmsg, sizeof(ks.errmsg), "cannot set up a %u-byte AES key",
 			 ks.key_len);
 		rc = -EINVAL;
@@ -280,8 +284,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", ks.errmsg);
 		keysetup_wipe(&ks);
 		if (ctx)
-			loop_aes_wipe(ctx);
+			memzero_explicit(ctx, ctx_size);
+		if (tail_key)
+			aes_key_wipe(tail_key);
 		free(ctx);
+		free(tail_key);
 		free(buf);
 		return 1;
 	}
@@ -305,7 +312,7 @@ int main(int argc, char **argv)
 		len = (size_t)n;
 		while (len % AES_BLOCK_LEN)
 			buf[len++] = 0;
-		transform(ctx, decrypt, buf, len, sector);
+		transform(ctx, tail_key, decrypt, buf, len, sector);
 		sector += len / LOOP_AES_SECTOR_SIZE;
 		rc = write_full(STDOUT_FILENO, buf, len);
 		if (rc) {
@@ -319,8 +326,10 @@ int main(int argc, char **argv)
 	}
 
 	loop_aes_wipe(ctx);
+	aes_key_wipe(tail_key);
 	memzero_explicit(buf, BUF_LEN);
 	free(ctx);
+	free(tail_key);
 	free(buf);
 	return status;
 }

@@ -354,10 +354,13 @@ static int read_lines(struct keysetup *ks, int fd, const char *what)
 			break;
 		ks->nkeys++;
 	}
-	if (ks->nkeys > 1 && ks->nkeys != MULTI_KEY_V2_LINES &&
-	    ks->nkeys < MULTI_KEY_V3_LINES)
+	if (ks->nkeys > 1 && ks->nkeys < MULTI_KEY_V2_LINES)
 		warn_user(ks, "%s: unknown key data format: %u lines of %u or more characters (expected 1, 64 or 65); using the first line as a single-key passphrase",
 			  what, ks->nkeys, KEYSETUP_MIN_PASS_LEN);
+	else if (ks->nkeys > MULTI_KEY_V3_LINES)
+		warn_user(ks, "%s: unknown key data format: more than %u lines of %u or more characters; using the first %u (multi-key-v3)",
+			  what, MULTI_KEY_V3_LINES, KEYSETUP_MIN_PASS_LEN,
+			  MULTI_KEY_V3_LINES);
 	return 0;
 fail:
 	drop_lines(ks);
@@ -373,7 +376,8 @@ fail:
  * Lines end at newline or NUL and hold at most KEYSETUP_LINE_MAX characters;
  * up to KEYSETUP_MAX_LINES are read, the first line shorter than
  * KEYSETUP_MIN_PASS_LEN ending the list.  Line 0 is the passphrase.  Warns
- * on stderr if the count of long lines is neither 0, 1, 64 nor 65+.
+ * on stderr, as loop-AES does, if the count of long lines is neither 0, 1,
+ * 64 nor 65.
  *
  * Return: 0; -EMSGSIZE for a too long line; -ENOMEM; -errno of a failed
  * read (e.g. -EBADF).  The message is in @ks->errmsg.
@@ -426,10 +430,11 @@ static void tty_signal_handler(int sig)
 	int fd = tty_fd;
 
 	if (fd >= 0) {
+		ssize_t n;
+
 		tcsetattr(fd, TCSAFLUSH, &tty_saved);
-		if (write(fd, "\n", 1) < 0) {
-			/* nothing to do: we are on the way out */
-		}
+		n = write(fd, "\n", 1);	/* on the way out: a failure is moot */
+		(void)n;
 	}
 	/* SA_RESETHAND made the action the default one: die of @sig. */
 	raise(sig);

@@ -587,6 +587,37 @@ static void test_line_reader(const char *dir)
 		}
 	}
 
+	/* At most 66 lines are read; 66 long lines still mean multi-key-v3. */
+	{
+		size_t line = strlen(long20) + 1, total = 67 * line + 4, i;
+		char *data = malloc(total + 1), rest[sizeof(long20) + 8];
+
+		if (data) {
+			for (i = 0; i < 67; i++)
+				snprintf(data + i * line, line + 1, "%s\n", long20);
+			memcpy(data + 67 * line, "REST", 4);
+			fd = pipe_with(data, total);
+			keysetup_init(&ks, "test_keysetup (warning expected)");
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			n = read(fd, rest, sizeof(rest) - 1);
+			rest[n > 0 ? n : 0] = '\0';
+			t_result(rc == 0 && ks.nkeys == 66 && ks.nstored == 66 &&
+				 !strncmp(rest, long20, strlen(long20)),
+				 "lines-at-most-66",
+				 "rc %d, %u key lines, %u stored, next in pipe '%.10s' (expected 66, 66, line 67)",
+				 rc, ks.nkeys, ks.nstored, rest);
+			rc = keysetup_derive(&ks);
+			t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "multi-key-v3"),
+				 "lines-66-multi-key-v3", "keysetup_derive = %d (%s)",
+				 rc, ks.errmsg);
+			close(fd);
+			keysetup_wipe(&ks);
+			free(data);
+		}
+	}
+
 	/* 2 long lines: warning, then line 0 as a single-key passphrase. */
 	snprintf(buf, sizeof(buf), "%s\n%s\n", "correct horse battery staple 2026",
 		 long20);

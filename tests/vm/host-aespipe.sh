@@ -8,7 +8,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$top/build/vm/share/crypt}
 status=0
 for cipher in AES128 AES192 AES256; do
-	name=aespipe-decrypts-$cipher
+	name=${NAME_PREFIX:-}aespipe-decrypts-$cipher
 	if [ ! -f "$dir/$cipher.img" ] || [ ! -f "$dir/$cipher.pass" ]; then
 		echo "FAIL $name: $dir/$cipher.img or .pass is missing (did t-crypt.sh run?)"
 		status=1
