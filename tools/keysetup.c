@@ -76,7 +76,7 @@ static void drop_lines(struct keysetup *ks)
 }
 
 /**
- * keysetup_init() - start a key setup
+ * keysetup_init() - start a key setup (spec §3)
  * @ks:   the context to fill; any previous content is ignored (not freed)
  * @prog: program name for warnings on stderr, kept by pointer; may be NULL
  *
@@ -90,7 +90,7 @@ void keysetup_init(struct keysetup *ks, const char *prog)
 }
 
 /**
- * keysetup_wipe() - erase every secret of a key setup and free its lines
+ * keysetup_wipe() - erase every secret of a key setup and free its lines (§3)
  * @ks: the context; afterwards it is as keysetup_init() leaves it (with the
  *      same @prog), so it may be used again
  *
@@ -368,7 +368,7 @@ fail:
 }
 
 /**
- * keysetup_read_fd() - read the passphrase or key lines from a descriptor
+ * keysetup_read_fd() - read the passphrase or key lines from an fd (§3.3)
  * @ks: the context
  * @fd: an open file descriptor (-p FD); read byte by byte up to the end of
  *      the key data (spec §3.3), not closed
@@ -457,11 +457,11 @@ static int write_all(int fd, const char *s, size_t len)
 }
 
 /**
- * keysetup_read_tty() - ask for the passphrase on the terminal, without echo
+ * keysetup_read_tty() - ask for the passphrase on the terminal (spec §3.2)
  * @ks:     the context
  * @prompt: text written to the terminal first, e.g. "Password: "
  *
- * Opens /dev/tty, turns echo off, reads one line (newline or NUL ends it,
+ * Opens /dev/tty, turns echo off (the prompt is shown, the input not), reads one line (newline or NUL ends it,
  * at most KEYSETUP_LINE_MAX characters) and restores the terminal, also
  * when SIGINT, SIGQUIT, SIGTERM or SIGHUP arrive meanwhile (the process then
  * dies of that signal, as it would have).  Job-control stops are held off
@@ -557,7 +557,7 @@ restore:
 }
 
 /**
- * keysetup_set_passphrase() - give the passphrase directly
+ * keysetup_set_passphrase() - give the passphrase directly (spec §3.2)
  * @ks:   the context
  * @pass: the passphrase bytes, @len of them (copied; the caller wipes its own)
  * @len:  at most KEYSETUP_LINE_MAX
