@@ -67,20 +67,32 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 }
 
 /**
- * loop_set_block_size() - set the logical block size of an unbound device
- * @lo:    the device, lo_mutex held, queue not frozen
- * @bsize: 512, 1024, 2048 or 4096 bytes
+ * loop_set_limits() - set a device's block size and discard limits
+ * @lo:      the device, lo_mutex held, queue not frozen (this freezes it)
+ * @bsize:   logical block size: 512, 1024, 2048 or 4096 bytes
+ * @discard: discard granularity in bytes, or 0 for no discard and no
+ *           write-zeroes
  *
  * Return: 0 or a negative errno from the block layer.
  */
-int loop_set_block_size(struct loop_device *lo, unsigned int bsize)
+int loop_set_limits(struct loop_device *lo, unsigned int bsize,
+		    unsigned int discard)
 {
-	struct queue_limits lim = queue_limits_start_update(lo->lo_disk->queue);
+	struct request_queue *q = lo->lo_disk->queue;
+	struct queue_limits lim = queue_limits_start_update(q);
+	int err;
 
 	lim.logical_block_size = bsize;
 	lim.physical_block_size = bsize;
 	lim.io_min = bsize;
-	return queue_limits_commit_update(lo->lo_disk->queue, &lim);
+	lim.discard_granularity = discard;
+	lim.max_hw_discard_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
+	lim.max_write_zeroes_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
+	/* The limits lock is taken before the freeze, as the block layer wants. */
+	blk_mq_freeze_queue(q);
+	err = queue_limits_commit_update(q, &lim);
+	blk_mq_unfreeze_queue(q);
+	return err;
 }
 #else
 struct gendisk *loop_alloc_disk(struct loop_device *lo)
@@ -94,13 +106,19 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 	return disk;
 }
 
-int loop_set_block_size(struct loop_device *lo, unsigned int bsize)
+int loop_set_limits(struct loop_device *lo, unsigned int bsize,
+		    unsigned int discard)
 {
 	struct request_queue *q = lo->lo_disk->queue;
 
+	blk_mq_freeze_queue(q);
 	blk_queue_logical_block_size(q, bsize);
 	blk_queue_physical_block_size(q, bsize);
 	blk_queue_io_min(q, bsize);
+	q->limits.discard_granularity = discard;
+	blk_queue_max_discard_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
+	blk_queue_max_write_zeroes_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
+	blk_mq_unfreeze_queue(q);
 	return 0;
 }
 #endif

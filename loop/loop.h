@@ -29,7 +29,7 @@
 #include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/uidgid.h>
-#include <linux/workqueue.h>
+#include <linux/kthread.h>
 
 #include "../aes/loop_aes.h"
 
@@ -54,13 +54,12 @@ enum lo_state {
 /**
  * struct loop_device - one /dev/loopN
  *
- * Set once when the device is created: @lo_number, @lo_disk, @tag_set,
- * @lo_bounce_pool.
+ * Set once when the device is created: @lo_number, @lo_disk, @tag_set.
  *
  * Protected by @lo_mutex, and changed only with the queue frozen while
  * @lo_state is LO_BOUND (the I/O path reads them without a lock):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
- * @lo_crypt, @lo_wq.
+ * @lo_crypt, @lo_workers, @lo_nr_workers, @lo_bounce_pool.
  *
  * Protected by @lo_mutex: the rest.
  */
@@ -87,23 +86,29 @@ struct loop_device {
 	u64			lo_init[2];
 	kuid_t			lo_key_owner;
 
-	struct workqueue_struct	*lo_wq;
-	mempool_t		*lo_bounce_pool;	/* pages for encrypted writes */
+	struct kthread_worker	**lo_workers;	/* lo_nr_workers crypto workers */
+	unsigned int		lo_nr_workers;
+	atomic_t		lo_next_worker;	/* round-robin among them */
+	mempool_t		*lo_bounce_pool;	/* a page per worker */
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*lo_disk;
 };
 
 /**
  * struct loop_cmd - the per-request context (the blk-mq PDU)
- * @work: runs the request on the device's workqueue
+ * @work: runs the request on one of the device's workers
  */
 struct loop_cmd {
-	struct work_struct	work;
+	struct kthread_work	work;
 };
+
+/* lo_threads: workers per device, as in loop-AES but not capped at 4. */
+#define LOOP_MAX_THREADS	16
 
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
-int loop_alloc_workqueue(struct loop_device *lo);
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice);
+void loop_stop_workers(struct loop_device *lo);
 
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
@@ -119,7 +124,10 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		      bool writable, unsigned int cmd, unsigned long arg);
 void loop_release_autoclear(struct loop_device *lo);
 
-/* loop_main.c: device life cycle */
+/* loop_main.c: device life cycle and module parameters */
+unsigned int loop_threads_of(const struct loop_device *lo);
+int loop_nice(void);
+unsigned int loop_part_shift(void);
 int loop_open(struct loop_device *lo);
 void loop_release(struct loop_device *lo);
 void loop_free_disk(struct gendisk *disk);
@@ -127,7 +135,8 @@ void loop_free_disk(struct gendisk *disk);
 /* compat.c: what differs between kernel versions */
 extern const struct block_device_operations lo_fops;
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
-int loop_set_block_size(struct loop_device *lo, unsigned int bsize);
+int loop_set_limits(struct loop_device *lo, unsigned int bsize,
+		    unsigned int discard);
 
 /* loop_sysfs.c */
 extern const struct attribute_group loop_attribute_group;

@@ -22,8 +22,8 @@ static DEFINE_MUTEX(loop_validate_mutex);
 
 /* Flags LOOP_CONFIGURE and LOOP_SET_STATUS accept from user space. */
 #define LO_CONFIGURE_FLAGS	(LO_FLAGS_READ_ONLY | LO_FLAGS_AUTOCLEAR | \
-				 LO_FLAGS_DIRECT_IO)
-#define LO_STATUS_SETTABLE	LO_FLAGS_AUTOCLEAR
+				 LO_FLAGS_PARTSCAN | LO_FLAGS_DIRECT_IO)
+#define LO_STATUS_SETTABLE	(LO_FLAGS_AUTOCLEAR | LO_FLAGS_PARTSCAN)
 #define LO_STATUS_CLEARABLE	LO_FLAGS_AUTOCLEAR
 
 static struct loop_device *loop_of_file(struct file *file)
@@ -113,6 +113,47 @@ static void loop_apply_info(struct loop_device *lo,
 	lo->lo_key_owner = current_uid();
 }
 
+/*
+ * Discard and write-zeroes for a backing file: the file system's block as
+ * granularity, or 0 (none) for encrypted loops and files without fallocate.
+ */
+static unsigned int loop_discard_granularity(struct file *file,
+					     const struct loop_aes_ctx *ctx)
+{
+	if (ctx || !file->f_op->fallocate)
+		return 0;
+	return file_inode(file)->i_sb->s_blocksize;
+}
+
+/*
+ * Direct I/O on the backing file needs the file system's support, and every
+ * request (aligned to the loop's block size) and the offset aligned to the
+ * backing device's logical block size.
+ */
+static bool loop_can_dio(struct loop_device *lo, struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
+				    inode->i_sb->s_bdev;
+	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+
+	return (file->f_mode & FMODE_CAN_ODIRECT) &&
+	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
+	       lo->lo_offset % align == 0;
+}
+
+/* Rescan the partition table; lo_mutex must not be held (lock order). */
+static void loop_reread_partitions(struct loop_device *lo)
+{
+	int err;
+
+	mutex_lock(&lo->lo_disk->open_mutex);
+	err = bdev_disk_changed(lo->lo_disk, false);
+	mutex_unlock(&lo->lo_disk->open_mutex);
+	if (err)
+		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
+}
+
 static int loop_configure(struct loop_device *lo, bool writable,
 			  struct block_device *bdev,
 			  const struct loop_config *config)
@@ -153,17 +194,13 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_block_size(lo, bsize);
+	err = loop_set_limits(lo, bsize, loop_discard_granularity(file, ctx));
 	if (err)
 		goto out_unlock;
-	err = loop_alloc_workqueue(lo);
+	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice());
 	if (err)
-		goto out_unlock;
+		goto out_unlock;	/* it left nothing behind */
 
-	/* Direct I/O is not implemented yet: buffered I/O, as the stock
-	 * driver falls back to when the backing file cannot do it.
-	 */
-	flags &= ~LO_FLAGS_DIRECT_IO;
 	if (!(file->f_mode & FMODE_WRITE) || !writable ||
 	    !file->f_op->write_iter)
 		flags |= LO_FLAGS_READ_ONLY;
@@ -175,7 +212,12 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
 	loop_apply_info(lo, info, ctx);
+	/* Without direct I/O support, buffered I/O, as the stock driver does. */
+	if ((flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
+		flags &= ~LO_FLAGS_DIRECT_IO;
 	lo->lo_flags = flags;
+	if (flags & LO_FLAGS_PARTSCAN)
+		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
@@ -188,14 +230,12 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	__module_get(THIS_MODULE);
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
+	if (flags & LO_FLAGS_PARTSCAN)
+		loop_reread_partitions(lo);
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	return 0;
 
 out_unlock:
-	if (lo->lo_wq) {
-		destroy_workqueue(lo->lo_wq);
-		lo->lo_wq = NULL;
-	}
 	mutex_unlock(&lo->lo_mutex);
 out_unlock_validate:
 	mutex_unlock(&loop_validate_mutex);
@@ -210,12 +250,14 @@ out_putf:
  * Tear down a device in LO_RUNDOWN: write back what the page cache still
  * holds (with the key still in place), stop I/O, drop the backing file and
  * wipe the key.  loop_validate_mutex is taken because loop_validate_file()
- * follows other devices' backing files.
+ * follows other devices' backing files.  @release: called from the block
+ * device's release, with the disk's open_mutex already held.
  */
-static void loop_unbind(struct loop_device *lo)
+static void loop_unbind(struct loop_device *lo, bool release)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	struct request_queue *q = lo->lo_disk->queue;
+	bool partscan = lo->lo_flags & LO_FLAGS_PARTSCAN;
 	struct file *file;
 
 	sync_blockdev(bdev);
@@ -242,8 +284,7 @@ static void loop_unbind(struct loop_device *lo)
 	lo->lo_flags = 0;
 	blk_mq_unfreeze_queue(q);
 	/* The queue is drained and refuses new work: nothing is queued. */
-	destroy_workqueue(lo->lo_wq);
-	lo->lo_wq = NULL;
+	loop_stop_workers(lo);
 
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
@@ -255,6 +296,15 @@ static void loop_unbind(struct loop_device *lo)
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
 
+	/* With the capacity at 0, a rescan drops the partitions. */
+	if (partscan) {
+		if (!release)
+			mutex_lock(&lo->lo_disk->open_mutex);
+		bdev_disk_changed(lo->lo_disk, false);
+		if (!release)
+			mutex_unlock(&lo->lo_disk->open_mutex);
+	}
+	lo->lo_disk->flags |= GENHD_FL_NO_PART;
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	fput(file);
 	module_put(THIS_MODULE);
@@ -283,7 +333,7 @@ static int loop_clr_fd(struct loop_device *lo)
 	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
 
-	loop_unbind(lo);
+	loop_unbind(lo, false);
 	return 0;
 }
 
@@ -300,7 +350,7 @@ void loop_release_autoclear(struct loop_device *lo)
 	}
 	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
-	loop_unbind(lo);
+	loop_unbind(lo, true);
 }
 
 static int loop_set_status(struct loop_device *lo,
@@ -308,6 +358,7 @@ static int loop_set_status(struct loop_device *lo,
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	struct loop_aes_ctx *ctx, *old_ctx;
+	bool partscan = false;
 	int err;
 
 	err = loop_check_info(info);
@@ -338,19 +389,29 @@ static int loop_set_status(struct loop_device *lo,
 	sync_blockdev(bdev);
 	invalidate_bdev(bdev);
 
+	/* Discard is for plain loops only: the key decides. */
+	err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
+			      loop_discard_granularity(lo->lo_backing_file, ctx));
+	if (err)
+		goto out_unlock;
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	old_ctx = lo->lo_crypt;
 	loop_apply_info(lo, info, ctx);
+	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
+		   (info->lo_flags & LO_FLAGS_PARTSCAN);
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
 	lo->lo_flags |= info->lo_flags & LO_STATUS_SETTABLE;
+	if (partscan)
+		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	ctx = old_ctx;		/* freed below */
 
 	invalidate_bdev(bdev);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
-	err = 0;
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
+	if (!err && partscan)
+		loop_reread_partitions(lo);
 out_free_ctx:
 	loop_crypt_free(ctx);
 	return err;
@@ -506,6 +567,119 @@ static int loop_info_to_old(struct loop_info *info,
 	return 0;
 }
 
+static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
+{
+	struct block_device *bdev = lo->lo_disk->part0;
+	unsigned int discard;
+	int err;
+
+	if (blk_validate_block_size(arg))
+		return -EINVAL;
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		return err;
+	if (lo->lo_state != LO_BOUND) {
+		err = -ENXIO;
+		goto out;
+	}
+	if (queue_logical_block_size(lo->lo_disk->queue) == arg)
+		goto out;
+	sync_blockdev(bdev);
+	invalidate_bdev(bdev);
+	discard = loop_discard_granularity(lo->lo_backing_file, lo->lo_crypt);
+	err = loop_set_limits(lo, arg, discard);
+	/* Direct I/O may no longer be aligned. */
+	if (!err && (lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
+	    !loop_can_dio(lo, lo->lo_backing_file)) {
+		blk_mq_freeze_queue(lo->lo_disk->queue);
+		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+		blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	}
+out:
+	mutex_unlock(&lo->lo_mutex);
+	return err;
+}
+
+static int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
+{
+	int err = mutex_lock_killable(&lo->lo_mutex);
+
+	if (err)
+		return err;
+	if (lo->lo_state != LO_BOUND) {
+		err = -ENXIO;
+	} else if (arg && !loop_can_dio(lo, lo->lo_backing_file)) {
+		err = -EINVAL;
+	} else if (!!arg != !!(lo->lo_flags & LO_FLAGS_DIRECT_IO)) {
+		/* Cached pages of the file must reach it before I/O bypasses them. */
+		vfs_fsync(lo->lo_backing_file, 0);
+		blk_mq_freeze_queue(lo->lo_disk->queue);
+		lo->lo_flags ^= LO_FLAGS_DIRECT_IO;
+		blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	}
+	mutex_unlock(&lo->lo_mutex);
+	return err;
+}
+
+/*
+ * LOOP_CHANGE_FD: swap the backing file of a read-only loop for another of
+ * the same size (a live CD's image moved to RAM, say).
+ */
+static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
+			  unsigned int fd)
+{
+	struct file *file = fget(fd), *old;
+	gfp_t old_gfp;
+	int err;
+
+	if (!file)
+		return -EBADF;
+	err = mutex_lock_killable(&loop_validate_mutex);
+	if (err)
+		goto out_putf;
+	err = mutex_lock_killable(&lo->lo_mutex);
+	if (err)
+		goto out_unlock_validate;
+	err = -ENXIO;
+	if (lo->lo_state != LO_BOUND)
+		goto out_unlock;
+	err = -EINVAL;
+	if (!(lo->lo_flags & LO_FLAGS_READ_ONLY))
+		goto out_unlock;
+	err = loop_validate_file(file, bdev);
+	if (err)
+		goto out_unlock;
+	err = -EINVAL;
+	if (i_size_read(file->f_mapping->host) !=
+	    i_size_read(lo->lo_backing_file->f_mapping->host))
+		goto out_unlock;
+
+	old = lo->lo_backing_file;
+	old_gfp = lo->lo_old_gfp_mask;
+	blk_mq_freeze_queue(lo->lo_disk->queue);
+	lo->lo_old_gfp_mask = mapping_gfp_mask(file->f_mapping);
+	mapping_set_gfp_mask(file->f_mapping,
+			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
+	lo->lo_backing_file = file;
+	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
+		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	mapping_set_gfp_mask(old->f_mapping, old_gfp);
+	mutex_unlock(&lo->lo_mutex);
+	mutex_unlock(&loop_validate_mutex);
+	fput(old);
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+	return 0;
+
+out_unlock:
+	mutex_unlock(&lo->lo_mutex);
+out_unlock_validate:
+	mutex_unlock(&loop_validate_mutex);
+out_putf:
+	fput(file);
+	return err;
+}
+
 static int loop_set_capacity(struct loop_device *lo)
 {
 	int err = mutex_lock_killable(&lo->lo_mutex);
@@ -553,6 +727,16 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		return err;
 	case LOOP_CLR_FD:
 		return loop_clr_fd(lo);
+	case LOOP_CHANGE_FD:
+		return loop_change_fd(lo, bdev, arg);
+	case LOOP_SET_BLOCK_SIZE:
+		if (!writable && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		return loop_set_block_size_ioctl(lo, arg);
+	case LOOP_SET_DIRECT_IO:
+		if (!writable && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		return loop_set_direct_io(lo, arg);
 	case LOOP_SET_STATUS64:
 	case LOOP_SET_STATUS:
 		if (!writable && !capable(CAP_SYS_ADMIN))

@@ -2,114 +2,150 @@
 /*
  * loop_io.c - aesloop: the request path.
  *
- * queue_rq() never blocks: it hands the request to the device's workqueue.
- * A worker then moves the data between the request's pages and the backing
- * file with ordinary buffered file I/O, one segment (at most a page) at a
- * time:
+ * queue_rq() never blocks: it hands the request to one of the device's
+ * workers (lo_threads kthreads, chosen round-robin), so independent
+ * requests are encrypted, decrypted and written in parallel.  A worker
+ * moves the data between the request's pages and the backing file one
+ * segment (at most a page) at a time, through the file's read_iter and
+ * write_iter, buffered or direct:
  *  - read:  read the file into the request's page, decrypt it in place;
- *  - write: encrypt the page into a bounce page, write that to the file, so
- *           the page cache above never sees ciphertext and the file never
- *           sees plaintext.
- * Bounce pages come from a per-device mempool, so a write makes progress
- * even when memory is short (swap on an encrypted loop).
+ *  - write: encrypt the page into a bounce page and write that, so the page
+ *           cache above never sees ciphertext and the file never sees
+ *           plaintext.
+ * Bounce pages come from a per-device mempool holding one page per worker,
+ * so a write makes progress even when memory is short (swap on a loop).
  */
+#include <linux/fs.h>
+#include <linux/falloc.h>
 #include <linux/highmem.h>
+#include <linux/kthread.h>
 #include <linux/pagemap.h>
 #include <linux/sched/mm.h>
+#include <linux/slab.h>
+#include <linux/uio.h>
 
 #include "loop.h"
 
-static int lo_read_segment(struct loop_device *lo, struct bio_vec *bv,
-			   loff_t pos, u64 iv_sector)
+/* One segment of file I/O at @pos, through a sync kiocb. */
+static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
+		      unsigned int off, unsigned int len, loff_t pos)
 {
-	u8 *buf = kmap_local_page(bv->bv_page) + bv->bv_offset;
-	ssize_t len;
-	int err = 0;
+	struct file *file = lo->lo_backing_file;
+	struct iov_iter iter;
+	struct kiocb kiocb;
+	struct bio_vec bv;
+	ssize_t ret;
 
-	len = kernel_read(lo->lo_backing_file, buf, bv->bv_len, &pos);
-	if (len < 0) {
-		err = len;
-		goto out;
+	bvec_set_page(&bv, page, len, off);
+	init_sync_kiocb(&kiocb, file);
+	kiocb.ki_pos = pos;
+	if (lo->lo_flags & LO_FLAGS_DIRECT_IO)
+		kiocb.ki_flags |= IOCB_DIRECT;
+	if (dir == WRITE) {
+		iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, len);
+		file_start_write(file);
+		ret = file->f_op->write_iter(&kiocb, &iter);
+		file_end_write(file);
+		if (ret >= 0 && ret != len)
+			ret = -EIO;
+	} else {
+		iov_iter_bvec(&iter, ITER_DEST, &bv, 1, len);
+		ret = file->f_op->read_iter(&kiocb, &iter);
+		/* Past the end of the file reads as zeros, as on the stock loop. */
+		if (ret >= 0 && ret < len)
+			memzero_page(page, off + ret, len - ret);
 	}
-	/* Past the end of the file reads as zeros, as on the stock loop. */
-	if (len < bv->bv_len)
-		memset(buf + len, 0, bv->bv_len - len);
-	if (lo->lo_crypt)
-		loop_transfer(lo, READ, buf, buf, bv->bv_len, iv_sector);
-	flush_dcache_page(bv->bv_page);
-out:
-	kunmap_local(buf);
-	return err;
-}
-
-static int lo_write_segment(struct loop_device *lo, struct bio_vec *bv,
-			    loff_t pos, u64 iv_sector, u8 *bounce)
-{
-	u8 *buf = kmap_local_page(bv->bv_page) + bv->bv_offset;
-	const u8 *out = buf;
-	ssize_t len;
-
-	if (lo->lo_crypt) {
-		loop_transfer(lo, WRITE, bounce, buf, bv->bv_len, iv_sector);
-		out = bounce;
-	}
-	len = kernel_write(lo->lo_backing_file, out, bv->bv_len, &pos);
-	kunmap_local(buf);
-	if (len < 0)
-		return len;
-	return len == bv->bv_len ? 0 : -EIO;
+	return ret < 0 ? ret : 0;
 }
 
 static int lo_rw(struct loop_device *lo, struct request *rq, loff_t pos)
 {
-	bool write = op_is_write(req_op(rq));
+	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
 	u64 iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
 	struct page *bounce = NULL;
 	struct req_iterator iter;
 	struct bio_vec bv;
 	int err = 0;
 
-	if (write && lo->lo_crypt)
+	if (dir == WRITE && lo->lo_crypt)
 		bounce = mempool_alloc(lo->lo_bounce_pool, GFP_NOIO);
 
 	rq_for_each_segment(bv, rq, iter) {
+		u8 *buf;
+
+		if (!lo->lo_crypt) {
+			err = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
+					 bv.bv_len, pos);
+			goto next;
+		}
 		/* The format works on whole 512-byte sectors only. */
-		if (lo->lo_crypt && (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1))) {
+		if (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1)) {
 			pr_err_ratelimited("loop%d: segment of %u bytes is not whole sectors\n",
 					   lo->lo_number, bv.bv_len);
 			err = -EIO;
 			break;
 		}
-		if (write)
-			err = lo_write_segment(lo, &bv, pos, iv_sector,
-					       bounce ? page_address(bounce) : NULL);
-		else
-			err = lo_read_segment(lo, &bv, pos, iv_sector);
+		if (dir == WRITE) {
+			buf = kmap_local_page(bv.bv_page);
+			loop_transfer(lo, WRITE, page_address(bounce),
+				      buf + bv.bv_offset, bv.bv_len, iv_sector);
+			kunmap_local(buf);
+			err = lo_file_io(lo, WRITE, bounce, 0, bv.bv_len, pos);
+		} else {
+			err = lo_file_io(lo, READ, bv.bv_page, bv.bv_offset,
+					 bv.bv_len, pos);
+			if (err)
+				break;
+			buf = kmap_local_page(bv.bv_page);
+			loop_transfer(lo, READ, buf + bv.bv_offset,
+				      buf + bv.bv_offset, bv.bv_len, iv_sector);
+			kunmap_local(buf);
+			flush_dcache_page(bv.bv_page);
+		}
+next:
 		if (err)
 			break;
 		pos += bv.bv_len;
 		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 	}
 
-	if (bounce) {
-		/* The bounce page held ciphertext only, but leave nothing behind. */
-		memzero_page(bounce, 0, PAGE_SIZE);
+	if (bounce)
 		mempool_free(bounce, lo->lo_bounce_pool);
-	}
 	return err;
+}
+
+/*
+ * Discard and write-zeroes become holes or zeroed ranges in the backing
+ * file.  They are offered on plain loops only: on an encrypted loop a hole
+ * would read back as garbage, not zeros, and would show what is unused.
+ */
+static int lo_fallocate(struct loop_device *lo, struct request *rq, loff_t pos)
+{
+	struct file *file = lo->lo_backing_file;
+	int mode = FALLOC_FL_KEEP_SIZE | FALLOC_FL_PUNCH_HOLE;
+	int err;
+
+	if (req_op(rq) == REQ_OP_WRITE_ZEROES && (rq->cmd_flags & REQ_NOUNMAP))
+		mode = FALLOC_FL_KEEP_SIZE | FALLOC_FL_ZERO_RANGE;
+	if (lo->lo_crypt || !file->f_op->fallocate)
+		return -EOPNOTSUPP;
+	err = file->f_op->fallocate(file, mode, pos, blk_rq_bytes(rq));
+	return err == -EINVAL ? -EOPNOTSUPP : err;
 }
 
 static int lo_do_cmd(struct loop_device *lo, struct request *rq)
 {
 	loff_t pos = ((loff_t)blk_rq_pos(rq) << SECTOR_SHIFT) + lo->lo_offset;
 
+	if (op_is_write(req_op(rq)) && (lo->lo_flags & LO_FLAGS_READ_ONLY))
+		return -EIO;
 	switch (req_op(rq)) {
 	case REQ_OP_FLUSH:
 		return vfs_fsync(lo->lo_backing_file, 0);
+	case REQ_OP_DISCARD:
+	case REQ_OP_WRITE_ZEROES:
+		return lo_fallocate(lo, rq, pos);
 	case REQ_OP_WRITE:
-		if (lo->lo_flags & LO_FLAGS_READ_ONLY)
-			return -EIO;
-		fallthrough;
 	case REQ_OP_READ:
 		return lo_rw(lo, rq, pos);
 	default:
@@ -117,7 +153,7 @@ static int lo_do_cmd(struct loop_device *lo, struct request *rq)
 	}
 }
 
-static void loop_cmd_work(struct work_struct *work)
+static void loop_cmd_work(struct kthread_work *work)
 {
 	struct loop_cmd *cmd = container_of(work, struct loop_cmd, work);
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
@@ -143,45 +179,78 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 	struct request *rq = bd->rq;
 	struct loop_device *lo = rq->q->queuedata;
 	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	unsigned int i;
 
 	blk_mq_start_request(rq);
 	/*
-	 * The backing file is set and cleared only with the queue frozen, so
-	 * it stays for the life of this request.  It is still there while an
-	 * unbind writes the page cache back (LO_RUNDOWN).
+	 * The backing file and the workers are set and cleared only with the
+	 * queue frozen, so they stay for the life of this request.  They are
+	 * still there while an unbind writes the page cache back.
 	 */
 	if (!data_race(lo->lo_backing_file))
 		return BLK_STS_IOERR;
-	queue_work(lo->lo_wq, &cmd->work);
+	i = (unsigned int)atomic_inc_return(&lo->lo_next_worker) % lo->lo_nr_workers;
+	/* A kthread_work remembers its last worker: start afresh each time. */
+	kthread_init_work(&cmd->work, loop_cmd_work);
+	kthread_queue_work(lo->lo_workers[i], &cmd->work);
 	return BLK_STS_OK;
-}
-
-static int loop_init_request(struct blk_mq_tag_set *set, struct request *rq,
-			     unsigned int hctx_idx, unsigned int numa_node)
-{
-	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
-
-	INIT_WORK(&cmd->work, loop_cmd_work);
-	return 0;
 }
 
 const struct blk_mq_ops loop_mq_ops = {
 	.queue_rq	= loop_queue_rq,
-	.init_request	= loop_init_request,
 };
 
 /**
- * loop_alloc_workqueue() - create the workqueue of a device being bound
- * @lo: the device, LO_UNBOUND, lo_mutex held
+ * loop_start_workers() - create the workers and bounce pool of a device
+ * @lo:      the device being bound, lo_mutex held
+ * @threads: number of workers, 1..LOOP_MAX_THREADS (lo_threads)
+ * @nice:    their nice value (lo_nice)
  *
- * WQ_MEM_RECLAIM gives it a rescuer thread, so requests are served even
- * when no new worker can be created (swap, writeback under pressure).
+ * Each worker is a kthread; with one bounce page per worker in the pool, a
+ * worker never waits for memory to write.
  *
- * Return: 0 or -ENOMEM.
+ * Return: 0 or -ENOMEM (nothing is left allocated then).
  */
-int loop_alloc_workqueue(struct loop_device *lo)
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice)
 {
-	lo->lo_wq = alloc_workqueue("loop%d", WQ_UNBOUND | WQ_MEM_RECLAIM, 1,
-				    lo->lo_number);
-	return lo->lo_wq ? 0 : -ENOMEM;
+	unsigned int i;
+
+	lo->lo_workers = kcalloc(threads, sizeof(*lo->lo_workers), GFP_KERNEL);
+	if (!lo->lo_workers)
+		return -ENOMEM;
+	lo->lo_bounce_pool = mempool_create_page_pool(threads, 0);
+	if (!lo->lo_bounce_pool)
+		goto fail;
+	for (i = 0; i < threads; i++) {
+		struct kthread_worker *w;
+
+		w = kthread_create_worker(0, "loop%d-%u", lo->lo_number, i);
+		if (IS_ERR(w))
+			goto fail;
+		set_user_nice(w->task, nice);
+		lo->lo_workers[i] = w;
+		lo->lo_nr_workers = i + 1;
+	}
+	return 0;
+fail:
+	loop_stop_workers(lo);
+	return -ENOMEM;
+}
+
+/**
+ * loop_stop_workers() - destroy the workers and bounce pool of a device
+ * @lo: the device; its queue is frozen or was never live, so no work is
+ *      pending
+ */
+void loop_stop_workers(struct loop_device *lo)
+{
+	unsigned int i;
+
+	for (i = 0; i < lo->lo_nr_workers; i++)
+		kthread_destroy_worker(lo->lo_workers[i]);
+	kfree(lo->lo_workers);
+	lo->lo_workers = NULL;
+	lo->lo_nr_workers = 0;
+	mempool_destroy(lo->lo_bounce_pool);
+	lo->lo_bounce_pool = NULL;
 }

@@ -24,10 +24,53 @@ static int max_loop = 8;
 module_param(max_loop, int, 0444);
 MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8)");
 
+static int max_part;
+module_param(max_part, int, 0444);
+MODULE_PARM_DESC(max_part, "Minor numbers reserved for partitions per device (default 0: dynamic)");
+
+/*
+ * lo_threads=N[,INDEX,N]...: N workers per device, and per-device
+ * exceptions as INDEX,N pairs, as loop-AES takes them.
+ */
+static int lo_threads[1 + 2 * 16] = { 1 };
+static int lo_threads_count;
+module_param_array(lo_threads, int, &lo_threads_count, 0444);
+MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default 1, at most 16)");
+
+static int lo_nice;
+module_param(lo_nice, int, 0444);
+MODULE_PARM_DESC(lo_nice, "Nice value of the workers, -20..19 (default 0)");
+
+static unsigned int part_shift;
+
+/**
+ * loop_threads_of() - the number of workers a device gets (lo_threads)
+ * @lo: the device
+ *
+ * Return: 1..LOOP_MAX_THREADS.
+ */
+unsigned int loop_threads_of(const struct loop_device *lo)
+{
+	int n = lo_threads[0], i;
+
+	for (i = 1; i + 1 < lo_threads_count; i += 2)
+		if (lo_threads[i] == lo->lo_number)
+			n = lo_threads[i + 1];
+	return clamp(n, 1, LOOP_MAX_THREADS);
+}
+
+/**
+ * loop_nice() - the nice value of the workers (lo_nice)
+ *
+ * Return: -20..19.
+ */
+int loop_nice(void)
+{
+	return clamp(lo_nice, MIN_NICE, MAX_NICE);
+}
+
 /* Requests in flight per device; each costs a struct loop_cmd. */
 #define LOOP_QUEUE_DEPTH	128
-/* Bounce pages kept in reserve per device: one per worker. */
-#define LOOP_BOUNCE_RESERVE	1
 
 /**
  * loop_open() - a /dev/loopN is being opened
@@ -70,7 +113,6 @@ void loop_free_disk(struct gendisk *disk)
 
 	if (!lo)	/* loop_add() failed and cleans up itself */
 		return;
-	mempool_destroy(lo->lo_bounce_pool);
 	mutex_destroy(&lo->lo_mutex);
 	kfree(lo);
 }
@@ -107,11 +149,6 @@ static int loop_add(int i)
 	i = err;
 	lo->lo_number = i;
 
-	err = -ENOMEM;
-	lo->lo_bounce_pool = mempool_create_page_pool(LOOP_BOUNCE_RESERVE, 0);
-	if (!lo->lo_bounce_pool)
-		goto out_free_idr;
-
 	lo->tag_set.ops = &loop_mq_ops;
 	lo->tag_set.nr_hw_queues = 1;
 	lo->tag_set.queue_depth = LOOP_QUEUE_DEPTH;
@@ -122,7 +159,7 @@ static int loop_add(int i)
 	lo->tag_set.driver_data = lo;
 	err = blk_mq_alloc_tag_set(&lo->tag_set);
 	if (err)
-		goto out_free_pool;
+		goto out_free_idr;
 
 	disk = loop_alloc_disk(lo);
 	if (IS_ERR(disk)) {
@@ -132,8 +169,8 @@ static int loop_add(int i)
 	lo->lo_disk = disk;
 
 	disk->major = LOOP_MAJOR;
-	disk->first_minor = i;
-	disk->minors = 1;
+	disk->first_minor = i << part_shift;
+	disk->minors = 1 << part_shift;
 	disk->flags |= GENHD_FL_NO_PART;
 	disk->fops = &lo_fops;
 	disk->private_data = lo;
@@ -151,8 +188,6 @@ out_put_disk:
 	put_disk(disk);
 out_free_tags:
 	blk_mq_free_tag_set(&lo->tag_set);
-out_free_pool:
-	mempool_destroy(lo->lo_bounce_pool);
 out_free_idr:
 	mutex_lock(&loop_ctl_mutex);
 	idr_remove(&loop_index_idr, i);
@@ -179,7 +214,7 @@ static void loop_remove(struct loop_device *lo)
 /* Opening /dev/loopN of a device that does not exist yet creates it. */
 static void loop_probe(dev_t dev)
 {
-	int i = MINOR(dev);
+	int i = MINOR(dev) >> part_shift;
 
 	if (max_loop && i >= max_loop)
 		return;
@@ -268,7 +303,14 @@ static int __init loop_init(void)
 {
 	int i, err;
 
-	if (max_loop < 0 || max_loop > (1 << MINORBITS)) {
+	if (max_part < 0 || max_part > (1 << (MINORBITS - 1))) {
+		pr_err("loop: max_part=%d is out of range\n", max_part);
+		return -EINVAL;
+	}
+	/* Minors per device: a power of two above max_part. */
+	if (max_part > 0)
+		part_shift = fls(max_part);
+	if (max_loop < 0 || max_loop > (1 << (MINORBITS - part_shift))) {
 		pr_err("loop: max_loop=%d is out of range\n", max_loop);
 		return -EINVAL;
 	}
