@@ -85,7 +85,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	else
 		echo "PASS build-module-$kver-warnings" | tee -a "$results"
 	fi
-	for t in t-plain t-crypt t-multikey; do
+	for t in t-plain t-crypt t-multikey t-driver; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh

@@ -11,6 +11,7 @@
  *                                       if any OPTS are given
  *   lo-ioctl configure DEV FILE [OPTS]  LOOP_CONFIGURE
  *   lo-ioctl clr DEV                    LOOP_CLR_FD
+ *   lo-ioctl change-fd DEV FILE         LOOP_CHANGE_FD (FILE opened read-only)
  *   lo-ioctl get-free                   LOOP_CTL_GET_FREE, prints the number
  *   lo-ioctl multi DEV HEXFILE          LOOP_MULTI_KEY_SETUP (64 lines of hex
  *                                       key slots) or _V3 (65 lines)
@@ -190,6 +191,11 @@ int main(int argc, char **argv)
 	ffd = open(argv[3], ro ? O_RDONLY : O_RDWR);
 	if (ffd < 0)
 		return fail(argv[3]);
+	if (!strcmp(cmd, "change-fd")) {
+		if (ioctl(fd, LOOP_CHANGE_FD, ffd))
+			return fail("LOOP_CHANGE_FD");
+		return 0;
+	}
 	if (!strcmp(cmd, "set-fd")) {
 		if (ioctl(fd, LOOP_SET_FD, ffd))
 			return fail("LOOP_SET_FD");

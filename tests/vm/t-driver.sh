@@ -1,0 +1,173 @@
+#!/bin/bash
+# VM test: what the stock loop driver does, on ours, with util-linux's own
+# tools (losetup.stock, mount) and raw ioctls (lo-ioctl):
+#   partscan     losetup -P on an MBR image: loopNp1 appears, goes on detach
+#   bsize        losetup -b 4096, and LOOP_SET_BLOCK_SIZE (bad sizes refused)
+#   dio          --direct-io=on on a file in ext4 (tmpfs has no O_DIRECT):
+#                sysfs dio is 1 and data round-trips; on tmpfs it is refused
+#   capacity     losetup -c after the file grew
+#   detach-all   losetup -D
+#   control      LOOP_CTL_ADD and LOOP_CTL_REMOVE (a bound one is refused)
+#   mount-loop   mount -o loop FILE, and umount frees the loop (autoclear)
+#   discard      blkdiscard on a plain loop punches the file; refused on an
+#                encrypted loop, which keeps its data
+#   change-fd    LOOP_CHANGE_FD on a read-only loop
+#   fio-*        fio verify=crc32c, random reads and writes, 4 jobs, on an
+#                encrypted file-backed loop (with whatever lo_threads run.sh set)
+# shellcheck source=lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+
+lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+work=/tmp/t-driver
+mkdir -p "$work" /mnt/t /mnt/e
+pass='correct horse battery staple 2026'
+sysfs() { cat "/sys/block/${1#/dev/}/$2"; }
+
+# partscan: one primary partition of type 0x83 at LBA 2048, 8192 sectors.
+img=$work/parted.img
+t_zerofile "$img" 16M
+printf '\x00\x00\x00\x00\x83\x00\x00\x00\x00\x08\x00\x00\x00\x20\x00\x00' |
+	dd of="$img" bs=1 seek=446 conv=notrunc 2>/dev/null
+printf '\x55\xaa' | dd of="$img" bs=1 seek=510 conv=notrunc 2>/dev/null
+if dev=$(losetup.stock -P -f --show "$img"); then
+	t_check partscan-p1 test -b "${dev}p1"
+	t_expect_eq partscan-sysfs 1 "$(sysfs "$dev" loop/partscan)"
+	t_expect_eq partscan-p1-size 8192 "$(sysfs "$dev" "${dev#/dev/}p1/size")"
+	losetup.stock -d "$dev"
+	t_check partscan-gone-on-detach test ! -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1"
+else
+	t_fail partscan "losetup -P failed"
+fi
+
+# Block size.
+if dev=$(losetup.stock -b 4096 -f --show "$img"); then
+	t_expect_eq bsize-4096 4096 "$(sysfs "$dev" queue/logical_block_size)"
+	t_check bsize-ioctl-512 "$lo_ioctl" raw "$dev" 0x4C09 512
+	t_expect_eq bsize-ioctl-sysfs 512 "$(sysfs "$dev" queue/logical_block_size)"
+	t_expect_fail bsize-ioctl-1000 EINVAL "$lo_ioctl" raw "$dev" 0x4C09 1000
+	losetup.stock -d "$dev"
+fi
+if dev=$(losetup -e AES128 -p 3 -b 4096 -f --show "$work/enc4k.img" 3<<<"$pass" 2>/dev/null ||
+	 { t_zerofile "$work/enc4k.img" 16M &&
+	   losetup -e AES128 -p 3 -b 4096 -f --show "$work/enc4k.img" 3<<<"$pass"; }); then
+	t_check bsize-4096-encrypted-ext4 sh -c "mkfs.ext4 -q $dev && mount $dev /mnt/t && echo x > /mnt/t/x && umount /mnt/t"
+	losetup -d "$dev"
+fi
+
+# Direct I/O, on a file in an ext4 on a loop (nested loops).
+t_zerofile "$work/outer.img" 64M
+if outer=$(losetup.stock -f --show "$work/outer.img") &&
+   t_run_quiet mkfs.ext4 -q "$outer" && mount "$outer" /mnt/e; then
+	t_randfile /mnt/e/inner.img 4M
+	if dev=$(losetup.stock --direct-io=on -f --show /mnt/e/inner.img); then
+		t_expect_eq dio-on 1 "$(sysfs "$dev" loop/dio)"
+		t_expect_eq dio-read "$(t_sha256 /mnt/e/inner.img)" "$(t_sha256 "$dev")"
+		t_randfile "$work/patch" 1M
+		dd if="$work/patch" of="$dev" bs=64k conv=fsync 2>/dev/null
+		t_expect_eq dio-write "$(t_sha256 "$work/patch")" \
+			"$(head -c $((1 << 20)) /mnt/e/inner.img | sha256sum | cut -d' ' -f1)"
+		t_check dio-off "$lo_ioctl" raw "$dev" 0x4C08 0
+		t_expect_eq dio-off-sysfs 0 "$(sysfs "$dev" loop/dio)"
+		losetup.stock -d "$dev"
+	else
+		t_fail dio-on "losetup --direct-io=on failed on ext4"
+	fi
+	umount /mnt/e
+	losetup.stock -d "$outer"
+fi
+# tmpfs has O_DIRECT from 6.6 on.  Without it LOOP_SET_DIRECT_IO says
+# EINVAL and losetup gives up and detaches, as with the stock driver.
+t_randfile "$work/tmpfs.img" 1M
+if dd if="$work/tmpfs.img" of=/dev/null bs=4k count=1 iflag=direct 2>/dev/null; then
+	if dev=$(losetup.stock --direct-io=on -f --show "$work/tmpfs.img"); then
+		t_expect_eq dio-tmpfs 1 "$(sysfs "$dev" loop/dio)"
+		losetup.stock -d "$dev"
+	else
+		t_fail dio-tmpfs "tmpfs does O_DIRECT here, but losetup --direct-io=on failed"
+	fi
+else
+	t_expect_fail dio-tmpfs-refused 'Invalid argument' \
+		losetup.stock --direct-io=on -f --show "$work/tmpfs.img"
+	t_expect_eq dio-tmpfs-nothing-left "" "$(losetup.stock -a)"
+fi
+
+# Capacity after growing the file; detach all.
+t_zerofile "$work/grow.img" 1M
+if dev=$(losetup.stock -f --show "$work/grow.img"); then
+	truncate -s 3M "$work/grow.img"
+	losetup.stock -c "$dev"
+	t_expect_eq capacity $((3 << 11)) "$(sysfs "$dev" size)"
+	losetup.stock -f "$work/grow.img"
+	t_check detach-all losetup.stock -D
+	t_expect_eq detach-all-empty "" "$(losetup.stock -a)"
+fi
+
+# loop-control: add, remove, refuse to remove a bound device.
+t_expect_eq control-add 40 "$("$lo_ioctl" raw /dev/loop-control 0x4C80 40)"
+t_check control-add-node test -b /dev/loop40
+t_expect_fail control-add-again EEXIST "$lo_ioctl" raw /dev/loop-control 0x4C80 40
+t_check control-remove "$lo_ioctl" raw /dev/loop-control 0x4C81 40
+t_check control-remove-gone test ! -e /sys/block/loop40
+if dev=$(losetup.stock -f --show "$work/grow.img"); then
+	t_expect_fail control-remove-bound EBUSY \
+		"$lo_ioctl" raw /dev/loop-control 0x4C81 "${dev#/dev/loop}"
+	losetup.stock -d "$dev"
+fi
+
+# mount -o loop, and the loop is freed on umount.
+t_zerofile "$work/fs.img" 16M
+mkfs.ext4 -q -F "$work/fs.img"
+if t_check mount-loop mount -o loop "$work/fs.img" /mnt/t; then
+	echo data >/mnt/t/f
+	umount /mnt/t
+	t_expect_eq mount-loop-autoclear "" "$(losetup.stock -a)"
+fi
+
+# discard: a hole on a plain loop; refused on an encrypted loop.
+t_randfile "$work/disc.img" 4M
+if dev=$(losetup.stock -f --show "$work/disc.img"); then
+	t_check discard blkdiscard "$dev"
+	t_check discard-zeros cmp -n $((4 << 20)) "$work/disc.img" /dev/zero
+	losetup.stock -d "$dev"
+fi
+t_randfile "$work/disc.img" 4M
+before=$(t_sha256 "$work/disc.img")
+if dev=$(losetup -e AES128 -p 3 -f --show "$work/disc.img" 3<<<"$pass"); then
+	t_expect_fail discard-encrypted-refused '' blkdiscard "$dev"
+	losetup -d "$dev"
+	t_expect_eq discard-encrypted-unchanged "$before" "$(t_sha256 "$work/disc.img")"
+fi
+
+# LOOP_CHANGE_FD: read-only loops only, same size.
+t_randfile "$work/a.img" 1M
+t_randfile "$work/b.img" 1M
+t_randfile "$work/c.img" 2M
+if dev=$(losetup.stock -r -f --show "$work/a.img"); then
+	t_expect_fail change-fd-other-size EINVAL "$lo_ioctl" change-fd "$dev" "$work/c.img" -r
+	t_check change-fd "$lo_ioctl" change-fd "$dev" "$work/b.img" -r
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq change-fd-reads-new "$(t_sha256 "$work/b.img")" "$(t_sha256 "$dev")"
+	t_expect_eq change-fd-sysfs "$work/b.img" "$(sysfs "$dev" loop/backing_file)"
+	losetup.stock -d "$dev"
+fi
+if dev=$(losetup.stock -f --show "$work/a.img"); then
+	t_expect_fail change-fd-writable-refused EINVAL "$lo_ioctl" change-fd "$dev" "$work/b.img" -r
+	losetup.stock -d "$dev"
+fi
+
+# fio with verification on an encrypted loop.
+fio=$(command -v fio || echo /aesloop/build/vm/lazy/bin/fio)
+t_zerofile "$work/fio.img" 64M
+if [ ! -x "$fio" ] && ! command -v fio >/dev/null; then
+	t_skip fio-verify "fio is not in the guest"
+elif dev=$(losetup -e AES256 -p 3 -f --show "$work/fio.img" 3<<<"$pass"); then
+	t_check fio-verify "$fio" --name=verify --filename="$dev" --rw=randwrite \
+		--bs=4k --size=16M --numjobs=4 --offset_increment=16M --iodepth=4 \
+		--ioengine=psync --verify=crc32c --verify_fatal=1 --do_verify=1 \
+		--direct=1 --group_reporting
+	t_check fio-randrw "$fio" --name=mixed --filename="$dev" --rw=randrw \
+		--bs=16k --size=16M --numjobs=4 --offset_increment=16M \
+		--ioengine=psync --verify=crc32c --verify_fatal=1 --direct=1 \
+		--group_reporting
+	losetup -d "$dev"
+fi
