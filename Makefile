@@ -8,10 +8,13 @@
 #   make check-host      host tests (also under ASan and UBSan)
 #   make check           every test, the VM suites included (tests/check.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
+#   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
+#   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
 #
 # Userspace output goes to build/, the project-local cache that also holds the
 # Debian kernel trees and util-linux sources the tests use.
 
+VERSION   := 0.1
 BUILD     ?= build
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
@@ -28,10 +31,20 @@ LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
 TOOL_SRCS := $(wildcard tools/keysetup.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
-# $(call objs,VARIANT,SOURCES): object paths of one build variant.
-objs = $(patsubst %.c,$(BUILD)/$(1)/%.o,$(2))
+# INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
+# assembly, chosen at run time by aesloop_intel_probe(); without it none of
+# aes-intel/ is built and the tests and benchmark that need it are left out.
+ifeq ($(INTELAES),y)
+INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/md5-mb.S
+CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
+HDRS      += $(wildcard aes-intel/*.h)
+endif
 
-.PHONY: all userspace module install losetup host-tests check-host vm-tools check demo clean
+# $(call objs,VARIANT,SOURCES): object paths of one build variant.
+objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
+
+.PHONY: all userspace module install losetup host-tests check-host vm-tools check demo clean \
+	dist manifest
 
 all: userspace module
 
@@ -47,10 +60,20 @@ $(BUILD)/san/%.o: %.c $(HDRS)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS))
+# Assembly (aes-intel/): the same object in both variants, the sanitizers
+# do not instrument it.
+$(BUILD)/plain/%.o: %.S $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/san/%.o: %.S $(HDRS)
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) -c $< -o $@
+
+$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
 	$(AR) rcs $@ $^
 
-$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS))
+$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
 	$(AR) rcs $@ $^
 
 # -z now: no lazy binding, whose register save area on the stack could keep
@@ -65,6 +88,9 @@ $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaes
 
 # Host test programs: tests/host/NAME.c -> build/tests/NAME and NAME-san.
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))
+ifneq ($(INTELAES),y)
+HOST_TESTS := $(filter-out test_aesni,$(HOST_TESTS))
+endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
@@ -99,15 +125,51 @@ check:
 demo:
 	tests/demo.sh
 
+# The release tarball that the Gentoo ebuilds fetch (README, "Gentoo"): HEAD as
+# git archive gives it, less ebuild/ (the overlay's Manifests hold this
+# tarball's checksums, so they cannot be inside it), re-packed with sorted
+# names, owner 0, modes 644/755, one fixed time and gzip -n, so that the same
+# tree always gives the same bytes whoever runs it, whenever.
+dist:
+	rm -rf $(BUILD)/dist
+	mkdir -p $(BUILD)/dist/tree
+	git archive --format=tar -o $(BUILD)/dist/head.tar --prefix=aesloop-$(VERSION)/ \
+		HEAD -- . ':(exclude)ebuild'
+	tar -x -f $(BUILD)/dist/head.tar -C $(BUILD)/dist/tree
+	tar -c -f $(BUILD)/dist/aesloop-$(VERSION).tar -C $(BUILD)/dist/tree --sort=name \
+		--format=gnu --owner=0 --group=0 --numeric-owner --mtime=@1767225600 \
+		--mode=u=rwX,go=rX aesloop-$(VERSION)
+	gzip -9 -n $(BUILD)/dist/aesloop-$(VERSION).tar
+	rm -rf $(BUILD)/dist/tree $(BUILD)/dist/head.tar
+
+# The DIST line of that tarball, written into the Manifest of every package of
+# the overlay (OVERLAY=DIR: another copy of it) that has a $(VERSION) ebuild;
+# the Manifests' other DIST lines (util-linux's) are kept.
+manifest: dist
+	@set -e; f=$(BUILD)/dist/aesloop-$(VERSION).tar.gz; n=$${f##*/}; \
+	line="DIST $$n $$(stat -c %s $$f) BLAKE2B $$(b2sum $$f | cut -d' ' -f1)"; \
+	line="$$line SHA512 $$(sha512sum $$f | cut -d' ' -f1)"; \
+	for e in $(or $(OVERLAY),ebuild)/*/*/*-$(VERSION).ebuild; do \
+		[ -f "$$e" ] || continue; m=$${e%/*}/Manifest; \
+		{ grep -v "^DIST $$n " "$$m" 2>/dev/null || true; echo "$$line"; } | \
+			LC_ALL=C sort >"$$m.new"; \
+		mv "$$m.new" "$$m"; echo "$$m: DIST $$n"; \
+	done
+
 clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
-VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl
+VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32
 
 vm-tools: $(VM_TOOLS)
 
 $(BUILD)/vm-tools/%: tests/vm/%.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
+
+# The same, as a 32-bit program: the driver's compat_ioctl path.
+$(BUILD)/vm-tools/%32: tests/vm/%.c
+	@mkdir -p $(@D)
+	$(CC) -m32 $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<

@@ -26,6 +26,14 @@ static int lo_ioctl(struct block_device *bdev, blk_mode_t mode,
 	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
 				 !!(mode & BLK_OPEN_WRITE), cmd, arg);
 }
+
+static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
+					  blk_mode_t mode, unsigned int cmd,
+					  unsigned long arg)
+{
+	return lo_compat_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
+					!!(mode & BLK_OPEN_WRITE), cmd, arg);
+}
 #else
 static int lo_open(struct block_device *bdev, fmode_t mode)
 {
@@ -42,6 +50,14 @@ static int lo_ioctl(struct block_device *bdev, fmode_t mode,
 {
 	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
 				 !!(mode & FMODE_WRITE), cmd, arg);
+}
+
+static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
+					  fmode_t mode, unsigned int cmd,
+					  unsigned long arg)
+{
+	return lo_compat_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
+					!!(mode & FMODE_WRITE), cmd, arg);
 }
 #endif
 
@@ -128,5 +144,8 @@ const struct block_device_operations lo_fops = {
 	.open		= lo_open,
 	.release	= lo_release,
 	.ioctl		= lo_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl	= lo_compat_ioctl,
+#endif
 	.free_disk	= loop_free_disk,
 };

@@ -122,6 +122,8 @@ void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 /* loop_ctl.c: configuration ioctls */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		      bool writable, unsigned int cmd, unsigned long arg);
+int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
+			     bool writable, unsigned int cmd, unsigned long arg);
 void loop_release_autoclear(struct loop_device *lo);
 
 /* loop_main.c: device life cycle and module parameters */

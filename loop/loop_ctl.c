@@ -9,6 +9,7 @@
  * the device is touched, so a refused request leaves the device as it was.
  */
 #include <linux/capability.h>
+#include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
@@ -784,3 +785,128 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		return -ENOTTY;
 	}
 }
+
+#ifdef CONFIG_COMPAT
+/* struct loop_info as a 32-bit process lays it out. */
+struct compat_loop_info {
+	compat_int_t	lo_number;
+	compat_dev_t	lo_device;
+	compat_ulong_t	lo_inode;
+	compat_dev_t	lo_rdevice;
+	compat_int_t	lo_offset;
+	compat_int_t	lo_encrypt_type;
+	compat_int_t	lo_encrypt_key_size;
+	compat_int_t	lo_flags;
+	char		lo_name[LO_NAME_SIZE];
+	unsigned char	lo_encrypt_key[LO_KEY_SIZE];
+	compat_ulong_t	lo_init[2];
+	char		reserved[4];
+};
+
+static void loop_info_from_compat(struct loop_info64 *info64,
+				  const struct compat_loop_info *info)
+{
+	memset(info64, 0, sizeof(*info64));
+	info64->lo_number = info->lo_number;
+	info64->lo_device = info->lo_device;
+	info64->lo_inode = info->lo_inode;
+	info64->lo_rdevice = info->lo_rdevice;
+	info64->lo_offset = info->lo_offset;
+	info64->lo_encrypt_type = info->lo_encrypt_type;
+	info64->lo_encrypt_key_size = info->lo_encrypt_key_size;
+	info64->lo_flags = info->lo_flags;
+	info64->lo_init[0] = info->lo_init[0];
+	info64->lo_init[1] = info->lo_init[1];
+	memcpy(info64->lo_file_name, info->lo_name, LO_NAME_SIZE);
+	if (info->lo_encrypt_type != LO_CRYPT_NONE)
+		memcpy(info64->lo_crypt_name, info->lo_name, LO_NAME_SIZE);
+	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
+}
+
+static int loop_info_to_compat(struct compat_loop_info *info,
+			       const struct loop_info64 *info64)
+{
+	memset(info, 0, sizeof(*info));
+	info->lo_number = info64->lo_number;
+	info->lo_device = info64->lo_device;
+	info->lo_inode = info64->lo_inode;
+	info->lo_rdevice = info64->lo_rdevice;
+	info->lo_offset = info64->lo_offset;
+	info->lo_encrypt_type = info64->lo_encrypt_type;
+	info->lo_encrypt_key_size = info64->lo_encrypt_key_size;
+	info->lo_flags = info64->lo_flags;
+	info->lo_init[0] = info64->lo_init[0];
+	info->lo_init[1] = info64->lo_init[1];
+	memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
+	memcpy(info->lo_encrypt_key, info64->lo_encrypt_key, LO_KEY_SIZE);
+
+	if (info->lo_device != info64->lo_device ||
+	    info->lo_rdevice != info64->lo_rdevice ||
+	    info->lo_inode != info64->lo_inode ||
+	    info->lo_offset != (s64)info64->lo_offset ||
+	    info->lo_init[0] != info64->lo_init[0] ||
+	    info->lo_init[1] != info64->lo_init[1])
+		return -EOVERFLOW;
+	return 0;
+}
+
+/**
+ * lo_compat_ioctl_dispatch() - the loop ioctls of a 32-bit process
+ * @lo:       the device
+ * @bdev:     the block device the ioctl came through
+ * @writable: the device was opened for writing
+ * @cmd:      LOOP_* command
+ * @arg:      32-bit user pointer or value, per command
+ *
+ * Only struct loop_info differs in layout; loop_info64, loop_config and
+ * the multi-key payloads are the same for 32 and 64-bit callers.
+ *
+ * Return: as lo_ioctl_dispatch(); -ENOIOCTLCMD for an unknown command.
+ */
+int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
+			     bool writable, unsigned int cmd, unsigned long arg)
+{
+	struct compat_loop_info cinfo;
+	struct loop_info64 info64;
+	int err;
+
+	switch (cmd) {
+	case LOOP_SET_STATUS:
+		if (!writable && !capable(CAP_SYS_ADMIN))
+			return -EPERM;
+		if (copy_from_user(&cinfo, compat_ptr(arg), sizeof(cinfo)))
+			return -EFAULT;
+		loop_info_from_compat(&info64, &cinfo);
+		memzero_explicit(&cinfo, sizeof(cinfo));
+		err = loop_set_status(lo, &info64);
+		memzero_explicit(&info64, sizeof(info64));
+		return err;
+	case LOOP_GET_STATUS:
+		err = loop_get_status(lo, &info64);
+		if (!err)
+			err = loop_info_to_compat(&cinfo, &info64);
+		if (!err && copy_to_user(compat_ptr(arg), &cinfo, sizeof(cinfo)))
+			err = -EFAULT;
+		memzero_explicit(&info64, sizeof(info64));
+		memzero_explicit(&cinfo, sizeof(cinfo));
+		return err;
+	case LOOP_SET_STATUS64:
+	case LOOP_GET_STATUS64:
+	case LOOP_CONFIGURE:
+	case LOOP_MULTI_KEY_SETUP:
+	case LOOP_MULTI_KEY_SETUP_V3:
+		arg = (unsigned long)compat_ptr(arg);
+		fallthrough;
+	case LOOP_SET_FD:
+	case LOOP_CHANGE_FD:
+	case LOOP_CLR_FD:
+	case LOOP_SET_CAPACITY:
+	case LOOP_RECOMPUTE_DEV_SIZE:
+	case LOOP_SET_DIRECT_IO:
+	case LOOP_SET_BLOCK_SIZE:
+		return lo_ioctl_dispatch(lo, bdev, writable, cmd, arg);
+	default:
+		return -ENOIOCTLCMD;
+	}
+}
+#endif

@@ -7,6 +7,8 @@
  *
  *   lo-ioctl status DEV                 LOOP_GET_STATUS64, printed as key=value
  *   lo-ioctl set-status DEV [OPTS]      LOOP_SET_STATUS64
+ *   lo-ioctl status-old DEV             LOOP_GET_STATUS (struct loop_info)
+ *   lo-ioctl set-status-old DEV [OPTS]  LOOP_SET_STATUS (struct loop_info)
  *   lo-ioctl set-fd DEV FILE [OPTS]     LOOP_SET_FD, then LOOP_SET_STATUS64
  *                                       if any OPTS are given
  *   lo-ioctl configure DEV FILE [OPTS]  LOOP_CONFIGURE
@@ -142,6 +144,34 @@ int main(int argc, char **argv)
 		printf("file_name=%.64s\ncrypt_name=%.64s\n",
 		       (char *)info.lo_file_name, (char *)info.lo_crypt_name);
 		put_hex("encrypt_key", info.lo_encrypt_key, LO_KEY_SIZE);
+		return 0;
+	}
+	if (!strcmp(cmd, "status-old")) {
+		struct loop_info old;
+
+		if (ioctl(fd, LOOP_GET_STATUS, &old))
+			return fail("LOOP_GET_STATUS");
+		printf("number=%d\noffset=%d\nflags=%#x\nencrypt_type=%d\nencrypt_key_size=%d\nname=%.64s\n",
+		       old.lo_number, old.lo_offset, old.lo_flags,
+		       old.lo_encrypt_type, old.lo_encrypt_key_size, old.lo_name);
+		put_hex("encrypt_key", old.lo_encrypt_key, LO_KEY_SIZE);
+		return 0;
+	}
+	if (!strcmp(cmd, "set-status-old")) {
+		struct loop_info old;
+
+		optind = 3;
+		if (parse_opts(argc, argv, &cfg, &any, &ro))
+			return usage();
+		memset(&old, 0, sizeof(old));
+		old.lo_offset = (int)cfg.info.lo_offset;
+		old.lo_encrypt_type = (int)cfg.info.lo_encrypt_type;
+		old.lo_encrypt_key_size = (int)cfg.info.lo_encrypt_key_size;
+		old.lo_flags = (int)cfg.info.lo_flags;
+		memcpy(old.lo_encrypt_key, cfg.info.lo_encrypt_key, LO_KEY_SIZE);
+		memcpy(old.lo_name, cfg.info.lo_crypt_name, LO_NAME_SIZE);
+		if (ioctl(fd, LOOP_SET_STATUS, &old))
+			return fail("LOOP_SET_STATUS");
 		return 0;
 	}
 	if (!strcmp(cmd, "clr")) {

@@ -12,6 +12,7 @@
 #   discard      blkdiscard on a plain loop punches the file; refused on an
 #                encrypted loop, which keeps its data
 #   change-fd    LOOP_CHANGE_FD on a read-only loop
+#   compat32-*   32-bit callers through compat_ioctl (old and new structs)
 #   fio-*        fio verify=crc32c, random reads and writes, 4 jobs, on an
 #                encrypted file-backed loop (with whatever lo_threads run.sh set)
 # shellcheck source=lib.sh
@@ -170,4 +171,20 @@ elif dev=$(losetup -e AES256 -p 3 -f --show "$work/fio.img" 3<<<"$pass"); then
 		--ioengine=psync --verify=crc32c --verify_fatal=1 --direct=1 \
 		--group_reporting
 	losetup -d "$dev"
+fi
+
+# 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.
+l32=/aesloop/build/vm-tools/lo-ioctl32
+key=00112233445566778899aabbccddeeff
+if n=$("$l32" get-free 2>/dev/null); then
+	dev=/dev/loop$n
+	t_check compat32-configure "$l32" configure "$dev" "$work/a.img" \
+		-t 16 -s 16 -k "$key" -n AES128
+	t_expect_eq compat32-status64 "$("$lo_ioctl" status "$dev")" "$("$l32" status "$dev")"
+	t_check compat32-status-old sh -c "'$l32' status-old $dev | grep -x encrypt_key_size=16"
+	t_check compat32-set-status-old "$l32" set-status-old "$dev" -o 512 -t 16 -s 16 -k "$key"
+	t_expect_eq compat32-set-status-old-offset 512 "$(sysfs "$dev" loop/offset)"
+	t_check compat32-clr "$l32" clr "$dev"
+else
+	t_skip compat32 "the guest kernel does not run 32-bit programs"
 fi
