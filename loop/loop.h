@@ -26,7 +26,6 @@
 #include <linux/fs.h>
 #include <linux/loop.h>
 #include <linux/major.h>
-#include <linux/mempool.h>
 #include <linux/mutex.h>
 #include <linux/uidgid.h>
 #include <linux/kthread.h>
@@ -59,7 +58,7 @@ enum lo_state {
  * Protected by @lo_mutex, and changed only with the queue frozen while
  * @lo_state is LO_BOUND (the I/O path reads them without a lock):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
- * @lo_crypt, @lo_workers, @lo_nr_workers, @lo_bounce_pool.
+ * @lo_crypt, @lo_bdev, @lo_workers, @lo_nr_workers.
  *
  * Protected by @lo_mutex: the rest.
  */
@@ -69,6 +68,7 @@ struct loop_device {
 	struct mutex		lo_mutex;	/* see the lock story above */
 
 	struct file		*lo_backing_file;
+	struct block_device	*lo_bdev;	/* set: I/O goes to it as bios */
 	gfp_t			lo_old_gfp_mask;
 	loff_t			lo_offset;	/* data start, bytes into the file */
 	u64			lo_iv_offset;	/* added to the IV sector, 512-byte sectors */
@@ -86,28 +86,44 @@ struct loop_device {
 	u64			lo_init[2];
 	kuid_t			lo_key_owner;
 
-	struct kthread_worker	**lo_workers;	/* lo_nr_workers crypto workers */
+	struct loop_worker	*lo_workers;	/* lo_nr_workers crypto workers */
 	unsigned int		lo_nr_workers;
 	atomic_t		lo_next_worker;	/* round-robin among them */
-	mempool_t		*lo_bounce_pool;	/* a page per worker */
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*lo_disk;
 };
 
 /**
+ * struct loop_worker - one crypto worker of a device
+ * @kw:     the kthread that runs requests
+ * @bounce: its lo_prealloc pages for ciphertext on the way to the backing
+ *          file or device, allocated when the device is bound, so that a
+ *          write never waits for memory (swap on an encrypted loop)
+ */
+struct loop_worker {
+	struct kthread_worker	*kw;
+	struct page		**bounce;
+};
+
+/**
  * struct loop_cmd - the per-request context (the blk-mq PDU)
- * @work: runs the request on one of the device's workers
+ * @work:   runs the request on @worker
+ * @worker: the worker it was given to
  */
 struct loop_cmd {
 	struct kthread_work	work;
+	struct loop_worker	*worker;
 };
 
 /* lo_threads: workers per device, as in loop-AES but not capped at 4. */
 #define LOOP_MAX_THREADS	16
+/* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
+#define LOOP_MAX_PREALLOC	256
 
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
-int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice);
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
+		       unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
 
 /* loop_crypt.c: keys and the transfer */
@@ -128,6 +144,7 @@ void loop_release_autoclear(struct loop_device *lo);
 
 /* loop_main.c: device life cycle and module parameters */
 unsigned int loop_threads_of(const struct loop_device *lo);
+unsigned int loop_prealloc(void);
 int loop_nice(void);
 unsigned int loop_part_shift(void);
 int loop_open(struct loop_device *lo);

@@ -143,6 +143,28 @@ static bool loop_can_dio(struct loop_device *lo, struct file *file)
 	       lo->lo_offset % align == 0;
 }
 
+/*
+ * A block device as backing file is driven with bios, no file or page
+ * cache in between, when the offset and the loop's block size suit its
+ * logical block size; otherwise through the file like any other.
+ */
+static struct block_device *loop_backing_bdev(struct loop_device *lo,
+					      struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev;
+	unsigned int lbs;
+
+	if (!S_ISBLK(inode->i_mode))
+		return NULL;
+	bdev = I_BDEV(inode);
+	lbs = bdev_logical_block_size(bdev);
+	if (lo->lo_offset % lbs ||
+	    queue_logical_block_size(lo->lo_disk->queue) % lbs)
+		return NULL;
+	return bdev;
+}
+
 /* Rescan the partition table; lo_mutex must not be held (lock order). */
 static void loop_reread_partitions(struct loop_device *lo)
 {
@@ -198,7 +220,8 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_set_limits(lo, bsize, loop_discard_granularity(file, ctx));
 	if (err)
 		goto out_unlock;
-	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice());
+	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),
+				 loop_prealloc());
 	if (err)
 		goto out_unlock;	/* it left nothing behind */
 
@@ -213,6 +236,7 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
 	loop_apply_info(lo, info, ctx);
+	lo->lo_bdev = loop_backing_bdev(lo, file);
 	/* Without direct I/O support, buffered I/O, as the stock driver does. */
 	if ((flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
 		flags &= ~LO_FLAGS_DIRECT_IO;
@@ -269,6 +293,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	file = lo->lo_backing_file;
 	mapping_set_gfp_mask(file->f_mapping, lo->lo_old_gfp_mask);
 	lo->lo_backing_file = NULL;
+	lo->lo_bdev = NULL;
 	loop_crypt_free(lo->lo_crypt);
 	lo->lo_crypt = NULL;
 	memzero_explicit(lo->lo_encrypt_key, LO_KEY_SIZE);
@@ -398,6 +423,7 @@ static int loop_set_status(struct loop_device *lo,
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	old_ctx = lo->lo_crypt;
 	loop_apply_info(lo, info, ctx);
+	lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
@@ -589,11 +615,12 @@ static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
 	invalidate_bdev(bdev);
 	discard = loop_discard_granularity(lo->lo_backing_file, lo->lo_crypt);
 	err = loop_set_limits(lo, arg, discard);
-	/* Direct I/O may no longer be aligned. */
-	if (!err && (lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
-	    !loop_can_dio(lo, lo->lo_backing_file)) {
+	/* Direct I/O and bios to a backing device may no longer be aligned. */
+	if (!err) {
 		blk_mq_freeze_queue(lo->lo_disk->queue);
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+		if (!loop_can_dio(lo, lo->lo_backing_file))
+			lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+		lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
 		blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	}
 out:
@@ -662,6 +689,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
+	lo->lo_bdev = loop_backing_bdev(lo, file);
 	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
 		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);

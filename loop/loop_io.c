@@ -4,19 +4,21 @@
  *
  * queue_rq() never blocks: it hands the request to one of the device's
  * workers (lo_threads kthreads, chosen round-robin), so independent
- * requests are encrypted, decrypted and written in parallel.  A worker
- * moves the data between the request's pages and the backing file one
- * segment (at most a page) at a time, through the file's read_iter and
- * write_iter, buffered or direct:
- *  - read:  read the file into the request's page, decrypt it in place;
- *  - write: encrypt the page into a bounce page and write that, so the page
- *           cache above never sees ciphertext and the file never sees
- *           plaintext.
- * Bounce pages come from a per-device mempool holding one page per worker,
- * so a write makes progress even when memory is short (swap on a loop).
+ * requests are encrypted, decrypted and written in parallel.
+ *
+ * A backing file is read and written one segment (at most a page) at a
+ * time through its read_iter and write_iter, buffered or direct.  A backing
+ * block device gets bios of up to lo_prealloc pages instead.  Either way:
+ *  - read:  read into the request's pages, decrypt them in place;
+ *  - write: encrypt the pages into bounce pages and write those, so the page
+ *           cache above never sees ciphertext and the backing store never
+ *           sees plaintext.
+ * Each worker owns its bounce pages from bind to unbind, so a write never
+ * waits for memory (swap on an encrypted loop).
  */
 #include <linux/fs.h>
 #include <linux/falloc.h>
+#include <linux/bio.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
 #include <linux/pagemap.h>
@@ -58,60 +60,126 @@ static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
 	return ret < 0 ? ret : 0;
 }
 
-static int lo_rw(struct loop_device *lo, struct request *rq, loff_t pos)
+static void lo_crypt_segment(struct loop_device *lo, int dir, struct page *dst,
+			     unsigned int dst_off, struct bio_vec *bv,
+			     u64 iv_sector)
+{
+	u8 *src = kmap_local_page(bv->bv_page);
+	u8 *out = dst == bv->bv_page ? src : kmap_local_page(dst);
+
+	loop_transfer(lo, dir, out + dst_off, src + bv->bv_offset, bv->bv_len,
+		      iv_sector);
+	if (out != src)
+		kunmap_local(out);
+	kunmap_local(src);
+	if (dir == READ)
+		flush_dcache_page(bv->bv_page);
+}
+
+/* Through the backing file, a segment at a time. */
+static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
+		      struct request *rq, loff_t pos, u64 iv_sector)
 {
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
-	u64 iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
-	struct page *bounce = NULL;
 	struct req_iterator iter;
 	struct bio_vec bv;
-	int err = 0;
-
-	if (dir == WRITE && lo->lo_crypt)
-		bounce = mempool_alloc(lo->lo_bounce_pool, GFP_NOIO);
+	int err;
 
 	rq_for_each_segment(bv, rq, iter) {
-		u8 *buf;
-
-		if (!lo->lo_crypt) {
+		if (lo->lo_crypt && dir == WRITE) {
+			lo_crypt_segment(lo, WRITE, w->bounce[0], 0, &bv, iv_sector);
+			err = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos);
+		} else {
 			err = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
 					 bv.bv_len, pos);
-			goto next;
+			if (!err && lo->lo_crypt)
+				lo_crypt_segment(lo, READ, bv.bv_page, bv.bv_offset,
+						 &bv, iv_sector);
 		}
-		/* The format works on whole 512-byte sectors only. */
-		if (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1)) {
-			pr_err_ratelimited("loop%d: segment of %u bytes is not whole sectors\n",
-					   lo->lo_number, bv.bv_len);
-			err = -EIO;
-			break;
-		}
-		if (dir == WRITE) {
-			buf = kmap_local_page(bv.bv_page);
-			loop_transfer(lo, WRITE, page_address(bounce),
-				      buf + bv.bv_offset, bv.bv_len, iv_sector);
-			kunmap_local(buf);
-			err = lo_file_io(lo, WRITE, bounce, 0, bv.bv_len, pos);
-		} else {
-			err = lo_file_io(lo, READ, bv.bv_page, bv.bv_offset,
-					 bv.bv_len, pos);
-			if (err)
-				break;
-			buf = kmap_local_page(bv.bv_page);
-			loop_transfer(lo, READ, buf + bv.bv_offset,
-				      buf + bv.bv_offset, bv.bv_len, iv_sector);
-			kunmap_local(buf);
-			flush_dcache_page(bv.bv_page);
-		}
-next:
 		if (err)
-			break;
+			return err;
 		pos += bv.bv_len;
 		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 	}
+	return 0;
+}
 
-	if (bounce)
-		mempool_free(bounce, lo->lo_bounce_pool);
-	return err;
+/*
+ * Straight to the backing block device: reads as one bio into the request's
+ * pages, decrypted afterwards; writes in bios of up to lo_prealloc bounce
+ * pages of ciphertext (or of the request's own pages on a plain loop).
+ */
+static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
+		      struct request *rq, loff_t pos, u64 iv_sector)
+{
+	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
+	blk_opf_t opf = dir == WRITE ? REQ_OP_WRITE : REQ_OP_READ;
+	unsigned int max = dir == WRITE && lo->lo_crypt ? loop_prealloc() :
+			   BIO_MAX_VECS;
+	unsigned int left = 0, used = 0, limit = 0;
+	struct req_iterator iter;
+	struct bio *bio = NULL;
+	struct bio_vec bv;
+	int err = 0;
+
+	/* Page-sized segments, which is what each bio vector will hold. */
+	rq_for_each_segment(bv, rq, iter)
+		left++;
+	rq_for_each_segment(bv, rq, iter) {
+		if (!bio) {
+			limit = min(max, left);
+			bio = bio_alloc(lo->lo_bdev, limit, opf, GFP_NOIO);
+			bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+			used = 0;
+		}
+		if (dir == WRITE && lo->lo_crypt) {
+			lo_crypt_segment(lo, WRITE, w->bounce[used], 0, &bv, iv_sector);
+			__bio_add_page(bio, w->bounce[used], bv.bv_len, 0);
+		} else {
+			__bio_add_page(bio, bv.bv_page, bv.bv_len, bv.bv_offset);
+		}
+		used++;
+		left--;
+		pos += bv.bv_len;
+		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
+		if (used == limit) {
+			err = submit_bio_wait(bio);
+			bio_put(bio);
+			bio = NULL;
+			if (err)
+				return err;
+		}
+	}
+	if (err || dir == WRITE || !lo->lo_crypt)
+		return err;
+
+	/* Reads: all data is in; decrypt it in place. */
+	iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
+	rq_for_each_segment(bv, rq, iter) {
+		lo_crypt_segment(lo, READ, bv.bv_page, bv.bv_offset, &bv, iv_sector);
+		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
+	}
+	return 0;
+}
+
+static int lo_rw(struct loop_device *lo, struct loop_worker *w,
+		 struct request *rq, loff_t pos)
+{
+	u64 iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	/* The format works on whole 512-byte sectors only. */
+	if (lo->lo_crypt)
+		rq_for_each_segment(bv, rq, iter)
+			if (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1)) {
+				pr_err_ratelimited("loop%d: segment of %u bytes is not whole sectors\n",
+						   lo->lo_number, bv.bv_len);
+				return -EIO;
+			}
+	if (lo->lo_bdev)
+		return lo_rw_bdev(lo, w, rq, pos, iv_sector);
+	return lo_rw_file(lo, w, rq, pos, iv_sector);
 }
 
 /*
@@ -133,7 +201,8 @@ static int lo_fallocate(struct loop_device *lo, struct request *rq, loff_t pos)
 	return err == -EINVAL ? -EOPNOTSUPP : err;
 }
 
-static int lo_do_cmd(struct loop_device *lo, struct request *rq)
+static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
+		     struct request *rq)
 {
 	loff_t pos = ((loff_t)blk_rq_pos(rq) << SECTOR_SHIFT) + lo->lo_offset;
 
@@ -141,13 +210,15 @@ static int lo_do_cmd(struct loop_device *lo, struct request *rq)
 		return -EIO;
 	switch (req_op(rq)) {
 	case REQ_OP_FLUSH:
+		if (lo->lo_bdev)
+			return blkdev_issue_flush(lo->lo_bdev);
 		return vfs_fsync(lo->lo_backing_file, 0);
 	case REQ_OP_DISCARD:
 	case REQ_OP_WRITE_ZEROES:
 		return lo_fallocate(lo, rq, pos);
 	case REQ_OP_WRITE:
 	case REQ_OP_READ:
-		return lo_rw(lo, rq, pos);
+		return lo_rw(lo, w, rq, pos);
 	default:
 		return -EIO;
 	}
@@ -167,7 +238,7 @@ static void loop_cmd_work(struct kthread_work *work)
 	 * loop device it serves.
 	 */
 	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
-	err = lo_do_cmd(lo, rq);
+	err = lo_do_cmd(lo, cmd->worker, rq);
 	current->flags = old_flags;
 
 	blk_mq_end_request(rq, errno_to_blk_status(err));
@@ -192,7 +263,8 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 	i = (unsigned int)atomic_inc_return(&lo->lo_next_worker) % lo->lo_nr_workers;
 	/* A kthread_work remembers its last worker: start afresh each time. */
 	kthread_init_work(&cmd->work, loop_cmd_work);
-	kthread_queue_work(lo->lo_workers[i], &cmd->work);
+	cmd->worker = &lo->lo_workers[i];
+	kthread_queue_work(cmd->worker->kw, &cmd->work);
 	return BLK_STS_OK;
 }
 
@@ -201,35 +273,41 @@ const struct blk_mq_ops loop_mq_ops = {
 };
 
 /**
- * loop_start_workers() - create the workers and bounce pool of a device
- * @lo:      the device being bound, lo_mutex held
- * @threads: number of workers, 1..LOOP_MAX_THREADS (lo_threads)
- * @nice:    their nice value (lo_nice)
- *
- * Each worker is a kthread; with one bounce page per worker in the pool, a
- * worker never waits for memory to write.
+ * loop_start_workers() - create the workers of a device being bound
+ * @lo:       the device, lo_mutex held
+ * @threads:  number of workers, 1..LOOP_MAX_THREADS (lo_threads)
+ * @nice:     their nice value (lo_nice)
+ * @prealloc: bounce pages per worker, 1..LOOP_MAX_PREALLOC (lo_prealloc)
  *
  * Return: 0 or -ENOMEM (nothing is left allocated then).
  */
-int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice)
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
+		       unsigned int prealloc)
 {
-	unsigned int i;
+	unsigned int i, j;
 
 	lo->lo_workers = kcalloc(threads, sizeof(*lo->lo_workers), GFP_KERNEL);
 	if (!lo->lo_workers)
 		return -ENOMEM;
-	lo->lo_bounce_pool = mempool_create_page_pool(threads, 0);
-	if (!lo->lo_bounce_pool)
-		goto fail;
 	for (i = 0; i < threads; i++) {
-		struct kthread_worker *w;
+		struct loop_worker *w = &lo->lo_workers[i];
 
-		w = kthread_create_worker(0, "loop%d-%u", lo->lo_number, i);
-		if (IS_ERR(w))
-			goto fail;
-		set_user_nice(w->task, nice);
-		lo->lo_workers[i] = w;
 		lo->lo_nr_workers = i + 1;
+		w->bounce = kcalloc(prealloc + 1, sizeof(*w->bounce), GFP_KERNEL);
+		if (!w->bounce)
+			goto fail;
+		/* NULL-terminated, so loop_stop_workers() knows how many. */
+		for (j = 0; j < prealloc; j++) {
+			w->bounce[j] = alloc_page(GFP_KERNEL);
+			if (!w->bounce[j])
+				goto fail;
+		}
+		w->kw = kthread_create_worker(0, "loop%d-%u", lo->lo_number, i);
+		if (IS_ERR(w->kw)) {
+			w->kw = NULL;
+			goto fail;
+		}
+		set_user_nice(w->kw->task, nice);
 	}
 	return 0;
 fail:
@@ -238,19 +316,24 @@ fail:
 }
 
 /**
- * loop_stop_workers() - destroy the workers and bounce pool of a device
+ * loop_stop_workers() - destroy the workers of a device
  * @lo: the device; its queue is frozen or was never live, so no work is
  *      pending
  */
 void loop_stop_workers(struct loop_device *lo)
 {
-	unsigned int i;
+	unsigned int i, j;
 
-	for (i = 0; i < lo->lo_nr_workers; i++)
-		kthread_destroy_worker(lo->lo_workers[i]);
+	for (i = 0; i < lo->lo_nr_workers; i++) {
+		struct loop_worker *w = &lo->lo_workers[i];
+
+		if (w->kw)
+			kthread_destroy_worker(w->kw);
+		for (j = 0; w->bounce && w->bounce[j]; j++)
+			__free_page(w->bounce[j]);
+		kfree(w->bounce);
+	}
 	kfree(lo->lo_workers);
 	lo->lo_workers = NULL;
 	lo->lo_nr_workers = 0;
-	mempool_destroy(lo->lo_bounce_pool);
-	lo->lo_bounce_pool = NULL;
 }

@@ -37,6 +37,10 @@ static int lo_threads_count;
 module_param_array(lo_threads, int, &lo_threads_count, 0444);
 MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default 1, at most 16)");
 
+static int lo_prealloc = 32;
+module_param(lo_prealloc, int, 0444);
+MODULE_PARM_DESC(lo_prealloc, "Bounce pages per worker, allocated at bind (default 32, 1..256)");
+
 static int lo_nice;
 module_param(lo_nice, int, 0444);
 MODULE_PARM_DESC(lo_nice, "Nice value of the workers, -20..19 (default 0)");
@@ -57,6 +61,16 @@ unsigned int loop_threads_of(const struct loop_device *lo)
 		if (lo_threads[i] == lo->lo_number)
 			n = lo_threads[i + 1];
 	return clamp(n, 1, LOOP_MAX_THREADS);
+}
+
+/**
+ * loop_prealloc() - bounce pages each worker keeps (lo_prealloc)
+ *
+ * Return: 1..LOOP_MAX_PREALLOC.
+ */
+unsigned int loop_prealloc(void)
+{
+	return clamp(lo_prealloc, 1, LOOP_MAX_PREALLOC);
 }
 
 /**
