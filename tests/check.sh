@@ -85,8 +85,14 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	else
 		echo "PASS build-module-$kver-warnings" | tee -a "$results"
 	fi
-	for t in t-plain t-crypt t-multikey t-driver; do
+	for t in t-plain t-crypt t-multikey t-driver t-bdev; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
+	done
+	# The I/O suites again with parallel workers; small bounce sets make
+	# device-backed writes span several bios.
+	for t in t-driver t-bdev; do
+		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
+			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh
 done
