@@ -88,6 +88,9 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	for t in t-plain t-crypt t-multikey t-driver t-bdev; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
+	# Durability across a hard reset: two boots.
+	vm_results -k "$kver" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
+	vm_results -k "$kver" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
 	# The I/O suites again with parallel workers; small bounce sets make
 	# device-backed writes span several bios.
 	for t in t-driver t-bdev; do

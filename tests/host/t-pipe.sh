@@ -1,12 +1,15 @@
 #!/bin/bash
-# t-pipe.sh - aesloop-pipe against Debian's aespipe, the single-key vectors,
-# bad input, and the terminal passphrase prompt.
+# t-pipe.sh - aesloop-pipe against Debian's aespipe, the vectors (single-key,
+# multi-key-v2 and v3), gpg-encrypted key files, bad input, and the terminal
+# passphrase prompt.
 #
 # For AES128/192/256, several -H, -S, -C and -O settings and random data of
 # several sizes (some not a multiple of 512 or 16): both tools must give the
 # same ciphertext bytes, and each must decrypt what the other encrypted.  The
-# passphrase goes on a -p descriptor (or -P key file).  Part of the runs use
-# the ASan+UBSan build, aesloop-pipe-san.
+# passphrase or key lines go on a -p descriptor or in a -P key file (1, 63,
+# 64, 65 and 66 lines), or in a gpg-encrypted key file (-K, made here with
+# gpg --symmetric in a temporary gpg home, and upstream aespipe's own).
+# Part of the runs use the ASan+UBSan build, aesloop-pipe-san.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD,
 # AESLOOP_VECTORS (default: ../shared/vectors beside the project).
@@ -51,6 +54,9 @@ for n in "${sizes[@]}"; do
 	cp "$tmp/in.$n" "$tmp/padded.$n"
 	pad=$(((16 - n % 16) % 16))
 	head -c "$pad" /dev/zero >>"$tmp/padded.$n"
+	# ... in the multi-key modes, to a whole sector.
+	cp "$tmp/in.$n" "$tmp/padded-sector.$n"
+	head -c $(((512 - n % 512) % 512)) /dev/zero >>"$tmp/padded-sector.$n"
 done
 
 # run_both NAME PASSFILE SIZES... -- OPTIONS...: compare the two tools both ways.
@@ -81,18 +87,42 @@ run_both() {
 		else
 			fail "$tag-same-ciphertext" "$cmd: ciphertext differs from aespipe's ($(stat -c %s "$tmp/b.enc") vs $(stat -c %s "$tmp/a.enc") bytes)"
 		fi
-		# aespipe decrypts ours, ours decrypts aespipe's.
-		if aespipe -d "$@" -p 3 <"$tmp/b.enc" 3<"$passf" 2>/dev/null | cmp -s - "$tmp/padded.$n"; then
+		# aespipe decrypts ours, ours decrypts aespipe's: the input,
+		# zero-padded as the ciphertext was (16 bytes, or a sector in
+		# the multi-key modes).
+		cp "$tmp/in.$n" "$tmp/want"
+		truncate -s "$(stat -c %s "$tmp/a.enc")" "$tmp/want"
+		if aespipe -d "$@" -p 3 <"$tmp/b.enc" 3<"$passf" 2>/dev/null | cmp -s - "$tmp/want"; then
 			pass "$tag-aespipe-decrypts-ours"
 		else
 			fail "$tag-aespipe-decrypts-ours" "aespipe -d $* does not give back the (zero-padded) input of $cmd"
 		fi
-		if "$ours" -d "$@" -p 3 <"$tmp/a.enc" 3<"$passf" 2>"$tmp/b.err" | cmp -s - "$tmp/padded.$n"; then
+		if "$ours" -d "$@" -p 3 <"$tmp/a.enc" 3<"$passf" 2>"$tmp/b.err" | cmp -s - "$tmp/want"; then
 			pass "$tag-ours-decrypts-aespipe"
 		else
 			fail "$tag-ours-decrypts-aespipe" "$(basename "$ours") -d $* does not give back the (zero-padded) input of aespipe $*: $(head -c 300 "$tmp/b.err")"
 		fi
 	done
+}
+
+# expect_error NAME PATTERN CMD...: non-zero exit, no output, a clear message,
+# and the passphrase never printed.
+expect_error() {
+	local name=$1 pattern=$2 rc
+	shift 2
+	"$@" <"$tmp/in.513" >"$tmp/err.out" 2>"$tmp/err.msg"
+	rc=$?
+	if [ "$rc" -eq 0 ]; then
+		fail "$name" "$* exited 0, expected an error"
+	elif [ -s "$tmp/err.out" ]; then
+		fail "$name" "$* wrote $(stat -c %s "$tmp/err.out") bytes to stdout despite the error"
+	elif ! grep -q -- "$pattern" "$tmp/err.msg"; then
+		fail "$name" "$* (exit $rc): message '$(head -c 300 "$tmp/err.msg")' does not match '$pattern'"
+	elif grep -q -e "$pass_long" -e 'short-secret' "$tmp/err.msg"; then
+		fail "$name" "$*: the passphrase appears in the error message"
+	else
+		pass "$name"
+	fi
 }
 
 if command -v aespipe >/dev/null; then
@@ -128,15 +158,132 @@ if command -v aespipe >/dev/null; then
 			fail "aes256-keyfile-$n-same-ciphertext" "aesloop-pipe-san -e AES256 -P keys1.txt differs from aespipe: $(head -c 300 "$tmp/b.err")"
 		fi
 	done
+
+	# Multi-key key data (64 and 65 lines, and the odd counts aespipe
+	# takes with a warning) on a descriptor, for every key size and -H.
+	mk=$tmp/mk
+	mkdir -p "$mk"
+	head -n 63 "$vectors/keys65.txt" >"$mk/keys63.txt"
+	{ cat "$vectors/keys65.txt"; head -n 1 "$vectors/keys64.txt"; } >"$mk/keys66.txt"
+	{ head -n 2 "$vectors/keys64.txt"; } >"$mk/keys2.txt"
+	for e in AES128 AES192 AES256; do
+		for h in default sha256 sha384 sha512 rmd160 unhashed1 unhashed2; do
+			hopt=()
+			[ "$h" = default ] || hopt=(-H "$h")
+			n=keys64-$e-$h
+			case "$h" in sha512 | unhashed1) n=$n-san ;; esac
+			run_both "$n" "$vectors/keys64.txt" 513 -- -e "$e" "${hopt[@]}"
+			n=keys65-$e-$h
+			case "$h" in sha384 | rmd160) n=$n-san ;; esac
+			run_both "$n" "$vectors/keys65.txt" 513 -- -e "$e" "${hopt[@]}"
+		done
+		run_both "keys64-$e-sizes" "$vectors/keys64.txt" 1 100 70000 131072 -- -e "$e" -O 1000
+		run_both "keys65-$e-sizes-san" "$vectors/keys65.txt" 1 100 70000 131072 -- -e "$e" -O 4294967295
+		# Seed and -C do not apply to multi-key, in either tool.
+		run_both "keys65-$e-seed-C-ignored" "$vectors/keys65.txt" 4113 -- -e "$e" -S pepper -C 2
+		for odd in 2 63 66; do
+			run_both "keys$odd-$e-lenient-as-aespipe" "$mk/keys$odd.txt" 513 -- -e "$e"
+		done
+	done
+	if "$pipe" -e AES128 -p 3 <"$tmp/in.513" 3<"$mk/keys63.txt" 2>"$tmp/w.err" >/dev/null &&
+	   grep -q 'warning: .*unknown key data format: 63 lines' "$tmp/w.err"; then
+		pass keys63-warns
+	else
+		fail keys63-warns "no clear warning for a 63-line key file: $(head -c 300 "$tmp/w.err")"
+	fi
+
+	# -P: cleartext key files of 1, 64 and 65 lines; aespipe gives the same.
+	for f in keys1 keys64 keys65; do
+		want=padded-sector
+		[ "$f" = keys1 ] && want=padded
+		for e in AES128 AES192 AES256; do
+			aespipe -e "$e" -P "$vectors/$f.txt" <"$tmp/in.70000" >"$tmp/a.enc" 2>/dev/null
+			if "$pipe_san" -e "$e" -P "$vectors/$f.txt" <"$tmp/in.70000" 2>"$tmp/b.err" | cmp -s - "$tmp/a.enc" &&
+			   "$pipe" -d -e "$e" -P "$vectors/$f.txt" <"$tmp/a.enc" | cmp -s - "$tmp/$want.70000"; then
+				pass "$f-$e-P-both-ways"
+			else
+				fail "$f-$e-P-both-ways" "-P $f.txt -e $e: differs from aespipe or does not decrypt back: $(head -c 300 "$tmp/b.err")"
+			fi
+		done
+	done
+
+	# gpg-encrypted key files (-K), made here with gpg --symmetric, and
+	# upstream aespipe's own (passphrase 12345678901234567890).
+	if command -v gpg >/dev/null; then
+		gh=$tmp/gnupg
+		mkdir -m 700 "$gh"
+		gpg_pass='gpg secret passphrase 4711'
+		printf '%s\n' "$gpg_pass" >"$tmp/gpg.pass"
+		printf '%s\n' 'wrong gpg secret passphrase' >"$tmp/gpg.wrong"
+		printf '%s\n' 12345678901234567890 >"$tmp/gpg.upstream"
+		gpg_ok=1
+		for f in keys1 keys64 keys65; do
+			if ! gpg --homedir "$gh" --batch --quiet --pinentry-mode loopback \
+				--passphrase-fd 3 --symmetric --cipher-algo AES256 \
+				-o "$mk/$f.gpg" "$vectors/$f.txt" 3<"$tmp/gpg.pass" 2>"$tmp/g.err"; then
+				fail "gpg-make-$f" "gpg --symmetric failed: $(head -c 300 "$tmp/g.err")"
+				gpg_ok=0
+			fi
+		done
+		if [ "$gpg_ok" = 1 ]; then
+			for f in keys1 keys64 keys65; do
+				for e in AES128 AES256; do
+					n=gpg-$f-$e
+					[ "$e" = AES256 ] && n=$n-san
+					run_both "$n" "$tmp/gpg.pass" 513 70000 -- -e "$e" -K "$mk/$f.gpg" -G "$gh"
+				done
+				# The passphrase from a -P file works as well (its line 1).
+				aespipe -e AES192 -K "$mk/$f.gpg" -G "$gh" -P "$tmp/gpg.pass" \
+					<"$tmp/in.4113" >"$tmp/a.enc" 2>/dev/null
+				if "$pipe" -e AES192 -K "$mk/$f.gpg" -G "$gh" -P "$tmp/gpg.pass" \
+					<"$tmp/in.4113" 2>"$tmp/b.err" | cmp -s - "$tmp/a.enc"; then
+					pass "gpg-$f-passphrase-from-P"
+				else
+					fail "gpg-$f-passphrase-from-P" "-K $f.gpg -P passfile differs from aespipe: $(head -c 300 "$tmp/b.err")"
+				fi
+				# The same keys as the cleartext file.
+				"$pipe" -e AES192 -P "$vectors/$f.txt" <"$tmp/in.4113" >"$tmp/c.enc" 2>/dev/null
+				if cmp -s "$tmp/a.enc" "$tmp/c.enc"; then
+					pass "gpg-$f-same-as-cleartext"
+				else
+					fail "gpg-$f-same-as-cleartext" "-K $f.gpg gives other keys than -P $f.txt"
+				fi
+			done
+		fi
+		for i in 1 2 3; do
+			up=$vectors/aespipe/gpgkey$i.asc
+			if [ -r "$up" ]; then
+				run_both "upstream-gpgkey$i" "$tmp/gpg.upstream" 513 -- -e AES128 -K "$up" -G "$gh"
+				if "$pipe" -e AES128 -P "$vectors/aespipe/gpgkey$i.txt" <"$tmp/in.513" 2>/dev/null |
+				   cmp -s - <("$pipe" -e AES128 -K "$up" -G "$gh" -p 3 <"$tmp/in.513" 3<"$tmp/gpg.upstream" 2>/dev/null); then
+					pass "upstream-gpgkey$i-same-as-txt"
+				else
+					fail "upstream-gpgkey$i-same-as-txt" "-K gpgkey$i.asc gives other keys than -P gpgkey$i.txt"
+				fi
+			fi
+		done
+		for p in "$pipe" "$pipe_san"; do
+			b=$(basename "$p")
+			expect_error "$b-gpg-wrong-passphrase" 'decryption failed (wrong passphrase?): gpg: decryption failed' \
+				"$p" -e AES128 -K "$mk/keys64.gpg" -G "$gh" -p 3 3<"$tmp/gpg.wrong"
+			expect_error "$b-gpg-empty-passphrase" 'decryption failed' \
+				"$p" -e AES128 -K "$mk/keys64.gpg" -G "$gh" -p 3 3</dev/null
+			expect_error "$b-gpg-not-encrypted" 'decryption failed' \
+				"$p" -e AES128 -K "$vectors/keys64.txt" -G "$gh" -p 3 3<"$tmp/gpg.pass"
+		done
+		gpgconf --homedir "$gh" --kill gpg-agent >/dev/null 2>&1 || true
+	else
+		skip gpg "gpg is not installed"
+	fi
 else
 	skip aespipe-comparison "aespipe is not installed (tests/deps.sh installs it)"
 fi
 
-# The single-key vectors: plain64.img through aesloop-pipe (64-bit -O too).
+# The vectors, single-key and multi-key: plain64.img through aesloop-pipe
+# (64-bit -O too), key files given with -P and on a -p descriptor.
 if [ -r "$vectors/vectors.tsv" ]; then
 	while IFS=$'\t' read -r name cipher src hash seed iter iv sha mode _; do
 		[ "$name" = case ] && continue
-		[ "$mode" = single ] || continue
 		args=(-e "$cipher" -O "$iv")
 		[ "$hash" = default ] || args+=(-H "$hash")
 		[ "$seed" = - ] || args+=(-S "$seed")
@@ -150,6 +297,18 @@ if [ -r "$vectors/vectors.tsv" ]; then
 			;;
 		file:*)
 			got=$("$ours" "${args[@]}" -P "$vectors/${src#file:}" <"$vectors/plain64.img" 2>"$tmp/b.err" | sha256sum | cut -d' ' -f1)
+			if [ "$mode" != single ]; then
+				# The same on a descriptor, and back again.
+				"$ours" "${args[@]}" -p 3 <"$vectors/plain64.img" >"$tmp/v.enc" \
+					3<"$vectors/${src#file:}" 2>>"$tmp/b.err"
+				got2=$(sha256sum <"$tmp/v.enc" | cut -d' ' -f1)
+				if [ "$got2" != "$got" ]; then
+					got="-p 3 gave $got2, -P gave $got"
+				elif ! "$ours" -d "${args[@]}" -P "$vectors/${src#file:}" <"$tmp/v.enc" 2>>"$tmp/b.err" |
+					cmp -s - "$vectors/plain64.img"; then
+					got="decrypting did not give plain64.img back"
+				fi
+			fi
 			;;
 		esac
 		if [ "$got" = "$sha" ]; then
@@ -162,26 +321,6 @@ else
 	fail vectors "cannot read $vectors/vectors.tsv (set AESLOOP_VECTORS)"
 fi
 
-# expect_error NAME PATTERN CMD...: non-zero exit, no output, a clear message,
-# and the passphrase never printed.
-expect_error() {
-	local name=$1 pattern=$2 rc
-	shift 2
-	"$@" <"$tmp/in.513" >"$tmp/err.out" 2>"$tmp/err.msg"
-	rc=$?
-	if [ "$rc" -eq 0 ]; then
-		fail "$name" "$* exited 0, expected an error"
-	elif [ -s "$tmp/err.out" ]; then
-		fail "$name" "$* wrote $(stat -c %s "$tmp/err.out") bytes to stdout despite the error"
-	elif ! grep -q -- "$pattern" "$tmp/err.msg"; then
-		fail "$name" "$* (exit $rc): message '$(head -c 300 "$tmp/err.msg")' does not match '$pattern'"
-	elif grep -q -e "$pass_long" -e 'short-secret' "$tmp/err.msg"; then
-		fail "$name" "$*: the passphrase appears in the error message"
-	else
-		pass "$name"
-	fi
-}
-
 printf '%s\n' 'short-secret' >"$tmp/pass.short"
 printf '%s\n' 'nineteen-characters' >"$tmp/pass.19"
 for p in "$pipe" "$pipe_san"; do
@@ -191,7 +330,7 @@ for p in "$pipe" "$pipe_san"; do
 	expect_error "$b-unknown-cipher" "unsupported cipher 'AES512'" "$p" -e AES512 -p 3 3<"$tmp/pass.long"
 	expect_error "$b-unknown-cipher-twofish" "unsupported cipher 'twofish'" "$p" -e twofish -p 3 3<"$tmp/pass.long"
 	expect_error "$b-unknown-hash" "unknown password hash 'md5'" "$p" -e AES128 -H md5 -p 3 3<"$tmp/pass.long"
-	expect_error "$b-random-hash" "not supported yet" "$p" -e AES128 -H random -p 3 3<"$tmp/pass.long"
+	expect_error "$b-random-hash" "is for losetup and mount" "$p" -e AES128 -H random -p 3 3<"$tmp/pass.long"
 	expect_error "$b-C-not-a-number" "iteration count 'abc' is not a decimal number" "$p" -e AES128 -C abc -p 3 3<"$tmp/pass.long"
 	expect_error "$b-C-trailing-garbage" "iteration count '5x'" "$p" -e AES128 -C 5x -p 3 3<"$tmp/pass.long"
 	expect_error "$b-O-not-a-number" "-O: 'abc' is not a sector number" "$p" -e AES128 -O abc -p 3 3<"$tmp/pass.long"
@@ -199,9 +338,11 @@ for p in "$pipe" "$pipe_san"; do
 	expect_error "$b-p-not-a-number" "-p: 'x' is not a file descriptor number" "$p" -e AES128 -p x
 	expect_error "$b-p-closed-fd" 'descriptor 7: cannot read: Bad file descriptor' "$p" -e AES128 -p 7
 	expect_error "$b-keyfile-missing" 'cannot open key file /nonexistent/key' "$p" -e AES128 -P /nonexistent/key
-	expect_error "$b-keyfile-multi-key" 'multi-key is not supported yet' "$p" -e AES128 -P "$vectors/keys64.txt"
 	expect_error "$b-extra-argument" "unexpected argument 'file'" "$p" -e AES128 -p 3 file 3<"$tmp/pass.long"
-	expect_error "$b-unsupported-option" 'option -K is not supported yet' "$p" -K key.gpg
+	expect_error "$b-unsupported-option" 'option -A (gpg-agent socket) is not supported' "$p" -A /tmp/socket
+	expect_error "$b-gpg-missing-file" 'cannot open gpg key file /nonexistent/k.gpg' "$p" -K /nonexistent/k.gpg -p 3 3<"$tmp/pass.long"
+	expect_error "$b-gpg-not-runnable" 'cannot run gpg /nonexistent/gpg: No such file' env AESLOOP_GPG=/nonexistent/gpg "$p" -K "$vectors/aespipe/gpgkey1.asc" -p 3 3<"$tmp/pass.long"
+	expect_error "$b-write-error" 'write to standard output failed' sh -c "'$p' -e AES128 -p 3 3<'$tmp/pass.long' >/dev/full"
 	expect_error "$b-missing-argument" 'option -e needs an argument' "$p" -e
 	if command -v setsid >/dev/null; then
 		expect_error "$b-no-terminal" 'cannot open /dev/tty' setsid -w "$p" -e AES128

@@ -8,8 +8,11 @@
  * a pipe, or the 1-line key file) and the case's -e/-H/-S/-C, compare it
  * with key_buffer32 of intermediates.tsv; encrypt plain64.img with
  * loop_aes_encrypt() from the case's IV start sector, compare the SHA-256
- * with sha256_ciphertext; decrypt back.  Then checks of the parsing and
- * line-reading rules of spec §3.
+ * with sha256_ciphertext; decrypt back.  For every v2/v3 case: derive the
+ * slots from the key file (read as a file and through a pipe), compare K0,
+ * K63 and the v3 seed, encrypt and decrypt plain64.img with them.  Then
+ * checks of the parsing and line-reading rules of spec §3: the line
+ * counts, strict and lenient, truncated key files, -H random.
  *
  * Usage: test_keysetup [VECTOR_DIR]
  * The vector folder is VECTOR_DIR, else $AESLOOP_VECTORS, else
@@ -271,6 +274,119 @@ static void run_vector_case(const struct tsv *v, const struct tsv *im, int row,
 	}
 }
 
+/* Open @path and return a pipe that holds its whole content. */
+static int pipe_of_file(const char *path)
+{
+	size_t len = 0;
+	char *data = read_file(path, &len);
+	int fds[2], ok;
+
+	if (!data || pipe(fds)) {
+		free(data);
+		return -1;
+	}
+	ok = write(fds[1], data, len) == (ssize_t)len;
+	close(fds[1]);
+	free(data);
+	if (!ok) {
+		close(fds[0]);
+		return -1;
+	}
+	return fds[0];
+}
+
+/* A v2/v3 case: slots from the key file, checked and used on plain64.img. */
+static void run_multi_case(const struct tsv *v, const struct tsv *im, int row,
+			   const char *dir, const unsigned char *plain)
+{
+	const char *name = col(v, row, "case");
+	const char *hows[2] = { "file", "pipe" };
+	int irow = find_row(im, name), h;
+	char tname[160], hex[65];
+
+	if (irow < 0) {
+		t_result(0, name, "case missing from intermediates.tsv");
+		return;
+	}
+	for (h = 0; h < 2; h++) {
+		struct keysetup ks;
+		unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
+		unsigned int want_slots = strcmp(col(v, row, "mode"), "v3") ? 64 : 65;
+		unsigned long long iv0 = strtoull(col(v, row, "iv_start_sector"), NULL, 10);
+		char k0[65], k63[65], seed[33];
+		struct loop_aes_ctx *ctx;
+		unsigned char *ct, *back;
+		int rc;
+
+		keysetup_init(&ks, "test_keysetup");
+		snprintf(tname, sizeof(tname), "keysetup-%s-%s", name, hows[h]);
+		rc = keysetup_set_cipher(&ks, col(v, row, "cipher"));
+		if (!rc && strcmp(col(v, row, "hash"), "default"))
+			rc = keysetup_set_hash(&ks, col(v, row, "hash"));
+		if (!rc) {
+			char path[PATH_MAX + 64];
+
+			snprintf(path, sizeof(path), "%s/%s", dir,
+				 col(v, row, "key_source") + 5);
+			if (h == 0) {
+				rc = keysetup_read_file(&ks, path);
+			} else {
+				int fd = pipe_of_file(path);
+
+				rc = fd < 0 ? -EIO : keysetup_read_fd(&ks, fd);
+				if (fd >= 0)
+					close(fd);
+			}
+		}
+		if (!rc)
+			rc = keysetup_derive(&ks);
+		if (rc) {
+			t_result(0, tname, "key setup failed (%d): %s", rc, ks.errmsg);
+			keysetup_wipe(&ks);
+			continue;
+		}
+		t_hex(k0, ks.slots[0], ks.key_len);
+		t_hex(k63, ks.slots[63], ks.key_len);
+		t_hex(seed, ks.slots[64], 16);
+		t_result(ks.nslots == want_slots && ks.key_len * 8 == want_bits &&
+			 !strcmp(k0, col(im, irow, "K0")) &&
+			 !strcmp(k63, col(im, irow, "K63")) &&
+			 (want_slots == 64 || !strcmp(seed, col(im, irow, "v3_seed16"))) &&
+			 !strcmp(keysetup_mode_name(&ks), want_slots == 64 ?
+				 "multi-key-v2" : "multi-key-v3"),
+			 tname, "%u slots (%s), %u-bit keys, K0 %s K63 %s seed %s; expected %u, %u-bit, K0 %s K63 %s seed %s",
+			 ks.nslots, keysetup_mode_name(&ks), ks.key_len * 8, k0, k63,
+			 seed, want_slots, want_bits, col(im, irow, "K0"),
+			 col(im, irow, "K63"), col(im, irow, "v3_seed16"));
+
+		snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, hows[h]);
+		ctx = malloc(loop_aes_ctx_size(64));
+		ct = malloc(IMG_LEN);
+		back = malloc(IMG_LEN);
+		if (!ctx || !ct || !back ||
+		    loop_aes_setup_multi(ctx, &ks.slots[0][0], ks.nslots, ks.key_len)) {
+			t_result(0, tname, "cannot set up the multi-key context");
+		} else {
+			loop_aes_encrypt(ctx, ct, plain, IMG_SECTORS, iv0);
+			sha256_hex(ct, IMG_LEN, hex);
+			t_result(!strcmp(hex, col(v, row, "sha256_ciphertext")), tname,
+				 "SHA-256 of ciphertext %s, expected %s (IV start sector %llu)",
+				 hex, col(v, row, "sha256_ciphertext"), iv0);
+			snprintf(tname, sizeof(tname), "decrypt-%s-%s", name, hows[h]);
+			loop_aes_decrypt(ctx, back, ct, IMG_SECTORS, iv0);
+			t_result(!memcmp(back, plain, IMG_LEN), tname,
+				 "decrypting the ciphertext did not give plain64.img back");
+			loop_aes_wipe(ctx);
+		}
+		free(ctx);
+		free(ct);
+		free(back);
+		keysetup_wipe(&ks);
+		t_result(ks.nslots == 0 && ks.slots[0][0] == 0 && ks.slots[64][1] == 0,
+			 name, "keysetup_wipe left the slots");
+	}
+}
+
 /* Derive from a passphrase with options; returns rc, KB in @kb if given. */
 static int derive(const char *cipher, const char *hash, const char *seed,
 		  const char *pass, unsigned char *kb, unsigned int *key_len,
@@ -365,10 +481,26 @@ static void test_option_parsing(void)
 	}
 	keysetup_init(&ks, NULL);
 	rc = keysetup_set_hash(&ks, "random");
-	t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "not supported yet"),
-	      "hash-name-random-unsupported",
-	      "keysetup_set_hash(\"random\") = %d (%s), expected -EOPNOTSUPP",
-	      rc, ks.errmsg);
+	t_result(rc == 0 && ks.hash == KEYSETUP_HASH_RANDOM && ks.random_mode == -1,
+		 "hash-name-random", "keysetup_set_hash(\"random\") = %d (%s), mode %d",
+		 rc, ks.errmsg, ks.random_mode);
+	rc = keysetup_set_hash(&ks, "RANDOM/1777");
+	t_result(rc == 0 && ks.hash == KEYSETUP_HASH_RANDOM && ks.random_mode == 01777,
+		 "hash-name-random-mode", "keysetup_set_hash(\"RANDOM/1777\") = %d (%s), mode %o",
+		 rc, ks.errmsg, (unsigned int)ks.random_mode);
+	{
+		static const char * const bad_random[] = {
+			"random/", "random/9", "random/17777", "random/x", "randomx",
+		};
+
+		for (i = 0; i < sizeof(bad_random) / sizeof(bad_random[0]); i++) {
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_hash(&ks, bad_random[i]);
+			snprintf(tname, sizeof(tname), "hash-name-bad-'%s'", bad_random[i]);
+			t_result(rc == -EINVAL, tname, "keysetup_set_hash(\"%s\") = %d, expected -EINVAL",
+				 bad_random[i], rc);
+		}
+	}
 
 	for (i = 0; i < sizeof(good_iters) / sizeof(good_iters[0]); i++) {
 		keysetup_init(&ks, NULL);
@@ -560,7 +692,7 @@ static void test_line_reader(const char *dir)
 	      "read-file-missing", "rc %d (%s)", rc, ks.errmsg);
 	keysetup_wipe(&ks);
 
-	/* Multi-key files are read but cannot be used yet. */
+	/* Multi-key files: counted, then derived into 64/65 slots. */
 	{
 		static const char * const files[] = { "keys64.txt", "keys65.txt" };
 		static const unsigned int lines[] = { 64, 65 };
@@ -579,60 +711,227 @@ static void test_line_reader(const char *dir)
 			      "rc %d (%s), %u key lines, expected %u", rc,
 			      ks.errmsg, ks.nkeys, lines[i]);
 			rc = keysetup_derive(&ks);
-			snprintf(tname, sizeof(tname), "multi-key-%s-not-yet", files[i]);
-			t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "not supported yet"),
-			      tname, "keysetup_derive = %d (%s), expected -EOPNOTSUPP",
-			      rc, ks.errmsg);
+			snprintf(tname, sizeof(tname), "multi-key-%s-derive", files[i]);
+			t_result(rc == 0 && ks.nslots == lines[i] && ks.nstored == 0,
+				 tname, "keysetup_derive = %d (%s), %u slots, %u lines kept",
+				 rc, ks.errmsg, ks.nslots, ks.nstored);
 			keysetup_wipe(&ks);
 		}
 	}
 
-	/* At most 66 lines are read; 66 long lines still mean multi-key-v3. */
+	/*
+	 * 66 long lines: at most 66 are read; strict refuses, lenient takes the
+	 * first 65 as loop-AES does (the same slots as those 65 alone).
+	 */
 	{
 		size_t line = strlen(long20) + 1, total = 67 * line + 4, i;
 		char *data = malloc(total + 1), rest[sizeof(long20) + 8];
+		unsigned char slots65[65][32];
 
 		if (data) {
 			for (i = 0; i < 67; i++)
-				snprintf(data + i * line, line + 1, "%s\n", long20);
+				snprintf(data + i * line, line + 1, "%.*s%c\n",
+					 (int)strlen(long20) - 1, long20,
+					 (char)('A' + i % 26));
 			memcpy(data + 67 * line, "REST", 4);
 			fd = pipe_with(data, total);
-			keysetup_init(&ks, "test_keysetup (warning expected)");
+			keysetup_init(&ks, "test_keysetup");
 			rc = keysetup_set_cipher(&ks, "AES128");
 			if (!rc)
 				rc = keysetup_read_fd(&ks, fd);
 			n = read(fd, rest, sizeof(rest) - 1);
 			rest[n > 0 ? n : 0] = '\0';
 			t_result(rc == 0 && ks.nkeys == 66 && ks.nstored == 66 &&
-				 !strncmp(rest, long20, strlen(long20)),
+				 !strncmp(rest, long20, strlen(long20) - 1),
 				 "lines-at-most-66",
 				 "rc %d, %u key lines, %u stored, next in pipe '%.10s' (expected 66, 66, line 67)",
 				 rc, ks.nkeys, ks.nstored, rest);
 			rc = keysetup_derive(&ks);
-			t_result(rc == -EOPNOTSUPP && strstr(ks.errmsg, "multi-key-v3"),
-				 "lines-66-multi-key-v3", "keysetup_derive = %d (%s)",
+			t_result(rc == -EINVAL && strstr(ks.errmsg, "unknown key data format") &&
+				 strstr(ks.errmsg, "first 65"),
+				 "lines-66-strict-refused", "keysetup_derive = %d (%s)",
 				 rc, ks.errmsg);
+			close(fd);
+			keysetup_wipe(&ks);
+
+			/* The first 65 lines alone, then all 66 leniently. */
+			fd = pipe_with(data, 65 * line);
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			memcpy(slots65, ks.slots, sizeof(slots65));
+			close(fd);
+			keysetup_wipe(&ks);
+			fd = pipe_with(data, 66 * line);
+			keysetup_init(&ks, "test_keysetup (warning expected)");
+			ks.lenient = 1;
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			t_result(rc == 0 && ks.nslots == 65 &&
+				 !memcmp(ks.slots, slots65, sizeof(slots65)),
+				 "lines-66-lenient-v3-first-65",
+				 "rc %d (%s), %u slots, same as the first 65 lines: %d",
+				 rc, ks.errmsg, ks.nslots,
+				 !memcmp(ks.slots, slots65, sizeof(slots65)));
+			close(fd);
+			keysetup_wipe(&ks);
+
+			/* 63 lines: strict refuses; lenient = line 1 alone. */
+			fd = pipe_with(data, 63 * line);
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			t_result(rc == -EINVAL && strstr(ks.errmsg, "63 lines") &&
+				 strstr(ks.errmsg, "line 1 as a single-key"),
+				 "lines-63-strict-refused", "keysetup_derive = %d (%s)",
+				 rc, ks.errmsg);
+			close(fd);
+			keysetup_wipe(&ks);
+			{
+				unsigned char kb1[32];
+
+				fd = pipe_with(data, line);
+				keysetup_init(&ks, NULL);
+				rc = keysetup_set_cipher(&ks, "AES128");
+				if (!rc)
+					rc = keysetup_read_fd(&ks, fd);
+				if (!rc)
+					rc = keysetup_derive(&ks);
+				memcpy(kb1, ks.key_buffer, 32);
+				close(fd);
+				keysetup_wipe(&ks);
+				fd = pipe_with(data, 63 * line);
+				keysetup_init(&ks, "test_keysetup (warning expected)");
+				ks.lenient = 1;
+				rc = keysetup_set_cipher(&ks, "AES128");
+				if (!rc)
+					rc = keysetup_read_fd(&ks, fd);
+				if (!rc)
+					rc = keysetup_derive(&ks);
+				t_result(rc == 0 && ks.nslots == 0 &&
+					 !memcmp(ks.key_buffer, kb1, 32),
+					 "lines-63-lenient-single-key-line-1",
+					 "rc %d (%s), %u slots, KB of line 1: %d", rc,
+					 ks.errmsg, ks.nslots, !memcmp(ks.key_buffer, kb1, 32));
+				close(fd);
+				keysetup_wipe(&ks);
+			}
+
+			/* 65 lines, the last one cut (no newline): truncated. */
+			fd = pipe_with(data, 65 * line - 5);
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			t_result(rc == -EINVAL && strstr(ks.errmsg, "truncated"),
+				 "lines-65-unterminated-refused", "keysetup_derive = %d (%s)",
+				 rc, ks.errmsg);
+			close(fd);
+			keysetup_wipe(&ks);
+			/* ... and cut short of 20 characters: would be v2 silently. */
+			fd = pipe_with(data, 64 * line + 7);
+			keysetup_init(&ks, NULL);
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			t_result(rc == -EINVAL && strstr(ks.errmsg, "line 65"),
+				 "lines-64-and-a-cut-line-refused", "keysetup_derive = %d (%s)",
+				 rc, ks.errmsg);
+			close(fd);
+			keysetup_wipe(&ks);
+			fd = pipe_with(data, 65 * line - 5);
+			keysetup_init(&ks, "test_keysetup (warning expected)");
+			ks.lenient = 1;
+			rc = keysetup_set_cipher(&ks, "AES128");
+			if (!rc)
+				rc = keysetup_read_fd(&ks, fd);
+			if (!rc)
+				rc = keysetup_derive(&ks);
+			t_result(rc == 0 && ks.nslots == 65, "lines-65-unterminated-lenient",
+				 "keysetup_derive = %d (%s), %u slots", rc, ks.errmsg,
+				 ks.nslots);
 			close(fd);
 			keysetup_wipe(&ks);
 			free(data);
 		}
 	}
 
-	/* 2 long lines: warning, then line 0 as a single-key passphrase. */
+	/* 2 long lines: strict refuses; lenient: line 0 as a passphrase. */
 	snprintf(buf, sizeof(buf), "%s\n%s\n", "correct horse battery staple 2026",
 		 long20);
 	fd = pipe_with(buf, strlen(buf));
-	keysetup_init(&ks, "test_keysetup (warning expected)");
+	keysetup_init(&ks, NULL);
 	rc = keysetup_set_cipher(&ks, "AES128");
 	if (!rc)
 		rc = keysetup_read_fd(&ks, fd);
 	if (!rc)
 		rc = keysetup_derive(&ks);
-	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32), "lines-2-single-key",
+	t_result(rc == -EINVAL && strstr(ks.errmsg, "2 lines"), "lines-2-strict-refused",
+		 "rc %d (%s)", rc, ks.errmsg);
+	close(fd);
+	keysetup_wipe(&ks);
+	fd = pipe_with(buf, strlen(buf));
+	keysetup_init(&ks, "test_keysetup (warning expected)");
+	ks.lenient = 1;
+	rc = keysetup_set_cipher(&ks, "AES128");
+	if (!rc)
+		rc = keysetup_read_fd(&ks, fd);
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32), "lines-2-lenient-single-key",
 	      "rc %d (%s); KB equal to the 1-line key: %d", rc, ks.errmsg,
 	      !memcmp(ks.key_buffer, kb, 32));
 	close(fd);
 	keysetup_wipe(&ks);
+
+	/* A passphrase without newline (echo -n) is fine. */
+	fd = pipe_with("correct horse battery staple 2026", 33);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_cipher(&ks, "AES128");
+	if (!rc)
+		rc = keysetup_read_fd(&ks, fd);
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32),
+		 "lines-single-unterminated-ok", "rc %d (%s)", rc, ks.errmsg);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* -H random: 65 slots, all different, none zero; nothing read. */
+	{
+		int distinct = 1, j, k;
+
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_cipher(&ks, "AES256");
+		if (!rc)
+			rc = keysetup_set_hash(&ks, "random");
+		if (!rc)
+			rc = keysetup_derive(&ks);
+		for (j = 0; j < 65; j++)
+			for (k = j + 1; k < 65; k++)
+				if (!memcmp(ks.slots[j], ks.slots[k], 32))
+					distinct = 0;
+		t_result(rc == 0 && ks.nslots == 65 && distinct &&
+			 !memcmp(ks.key_buffer, ks.slots[0], 32) &&
+			 !strcmp(keysetup_mode_name(&ks), "multi-key-v3"),
+			 "random-65-keys", "rc %d (%s), %u slots, distinct %d",
+			 rc, ks.errmsg, ks.nslots, distinct);
+		keysetup_wipe(&ks);
+	}
+
 	t_result(ks.nstored == 0 && ks.lines[0] == NULL, "wipe-drops-lines",
 	      "lines left after keysetup_wipe");
 
@@ -691,7 +990,7 @@ int main(int argc, char **argv)
 	unsigned char *plain;
 	size_t plain_len = 0;
 	const char *env = getenv("AESLOOP_VECTORS");
-	int r, nsingle = 0;
+	int r, nsingle = 0, nmulti = 0;
 
 	/* Line by line, so that warnings on stderr cannot split a result. */
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -727,13 +1026,20 @@ int main(int argc, char **argv)
 	for (r = 0; r < v->nrows; r++) {
 		const char *mode = col(v, r, "mode");
 
-		if (!mode || strcmp(mode, "single"))
+		if (!mode)
 			continue;
-		run_vector_case(v, im, r, dir, plain);
-		nsingle++;
+		if (!strcmp(mode, "single")) {
+			run_vector_case(v, im, r, dir, plain);
+			nsingle++;
+		} else {
+			run_multi_case(v, im, r, dir, plain);
+			nmulti++;
+		}
 	}
 	t_result(nsingle >= 20, "vector-cases-found",
 	      "only %d single-key cases in %s/vectors.tsv", nsingle, dir);
+	t_result(nmulti >= 11, "vector-multi-cases-found",
+	      "only %d multi-key cases in %s/vectors.tsv", nmulti, dir);
 	free(plain);
 
 	test_cipher_names();

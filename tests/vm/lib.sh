@@ -223,3 +223,19 @@ t_run_quiet() {
 		return "$rc"
 	fi
 }
+
+# t_hard_reset: the end of a script that tests what survives a crash.  Sends
+# the kernel log so far (checked as usual), tells the host the reset is
+# planned, then resets the guest at once with sysrq 'b': no sync, no
+# unmount.  A later VM run checks what reached the disk.
+t_hard_reset() {
+	{
+		echo "@@AESLOOP-DMESG-BEGIN"
+		dmesg
+		echo "@@AESLOOP-DMESG-END"
+		echo "@@AESLOOP-RESET planned"
+	} >"$AESLOOP_RESULTS"
+	echo 1 >/proc/sys/kernel/sysrq
+	echo b >/proc/sysrq-trigger
+	sleep 10
+}

@@ -280,6 +280,8 @@ if [ -f "$channel" ]; then
 		"@@AESLOOP-EXIT "*) exit_rc=${line#@@AESLOOP-EXIT } ;;
 		"@@AESLOOP-DMESG-BEGIN") in_dmesg=1 ;;
 		"@@AESLOOP-END") reached_end=1 ;;
+		# t_hard_reset: the script ends in a planned reset, after its log.
+		"@@AESLOOP-RESET "*) exit_rc=0 reached_end=1 ;;
 		esac
 	done <"$channel"
 fi
