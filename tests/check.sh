@@ -88,6 +88,9 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	for t in t-plain t-crypt t-multikey t-driver t-bdev; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
+	# Random ioctls and a user without privileges; -u: the module must
+	# unload afterwards, so nothing holds a reference.
+	vm_results -k "$kver" -u -n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
 	# Durability across a hard reset: two boots.
 	vm_results -k "$kver" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
 	vm_results -k "$kver" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check

@@ -19,6 +19,12 @@
  *                                       key slots) or _V3 (65 lines)
  *   lo-ioctl raw DEV CMD [ARG]          any ioctl number with an integer
  *                                       argument (bad commands, bad pointers)
+ *   lo-ioctl as UID SUBCOMMAND...       run SUBCOMMAND as user UID, with no
+ *                                       capabilities
+ *   lo-ioctl fuzz SEED COUNT FILE DEV...  COUNT random loop ioctls on the
+ *                                       DEVs: random commands, sizes, flags,
+ *                                       key sizes and bad pointers; FILE is
+ *                                       the only backing file it binds
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
  *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -r (open the file read-only)
  *
@@ -30,6 +36,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <grp.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
 
@@ -105,6 +112,95 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 	return 0;
 }
 
+static unsigned long long fuzz_state;
+
+static unsigned long long fuzz_next(void)
+{
+	fuzz_state ^= fuzz_state >> 12;
+	fuzz_state ^= fuzz_state << 25;
+	fuzz_state ^= fuzz_state >> 27;
+	return fuzz_state * 0x2545F4914F6CDD1DULL;
+}
+
+/* A random argument: a good buffer, NULL, a kernel address, or a number. */
+static unsigned long fuzz_arg(void *good, int ffd)
+{
+	switch (fuzz_next() % 6) {
+	case 0:
+		return 0;
+	case 1:
+		return 0xffff888000000000UL + (fuzz_next() & 0xfffff);
+	case 2:
+		return ffd;
+	case 3:
+		return fuzz_next() & 0xffff;
+	default:
+		return (unsigned long)good;
+	}
+}
+
+static int fuzz(unsigned long long seed, long count, const char *file,
+		char **devs, int ndev)
+{
+	static const unsigned long cmds[] = {
+		LOOP_SET_FD, LOOP_CLR_FD, LOOP_SET_STATUS, LOOP_GET_STATUS,
+		LOOP_SET_STATUS64, LOOP_GET_STATUS64, LOOP_CHANGE_FD,
+		LOOP_SET_CAPACITY, LOOP_SET_DIRECT_IO, LOOP_SET_BLOCK_SIZE,
+		LOOP_CONFIGURE, LOOP_MULTI_KEY_SETUP, LOOP_MULTI_KEY_SETUP_V3,
+		0x4C52, 0x4C0B, 0x4CFF, 0x1234,
+	};
+	static unsigned char buf[65 * 32 + 256];
+	int fds[16], ffd, ok = 0, i;
+	long n;
+
+	fuzz_state = seed | 1;
+	ffd = open(file, O_RDWR);
+	if (ffd < 0 || ndev > 16)
+		return fail(file);
+	for (i = 0; i < ndev; i++) {
+		fds[i] = open(devs[i], O_RDWR);
+		if (fds[i] < 0)
+			return fail(devs[i]);
+	}
+	for (n = 0; n < count; n++) {
+		int fd = fds[fuzz_next() % ndev];
+		unsigned long cmd = cmds[fuzz_next() % (sizeof(cmds) / sizeof(cmds[0]))];
+		struct loop_config *cfg = (struct loop_config *)buf;
+		struct loop_info64 *info = cmd == LOOP_CONFIGURE ? &cfg->info :
+					   (struct loop_info64 *)buf;
+
+		for (size_t j = 0; j < sizeof(buf); j++)
+			buf[j] = (unsigned char)fuzz_next();
+		/* Mostly plausible values, so the deeper paths run too. */
+		if (fuzz_next() & 1) {
+			static const unsigned int sizes[] = { 0, 7, 16, 24, 32, 33, 0xffffffff };
+			static const unsigned int types[] = { 0, 16, 99, 1, 18 };
+
+			info->lo_encrypt_type = types[fuzz_next() % 5];
+			info->lo_encrypt_key_size = sizes[fuzz_next() % 7];
+			info->lo_offset = (fuzz_next() & 1) ?
+					  (fuzz_next() & 0xffff) * 512 :
+					  (unsigned long long)-(long long)((fuzz_next() & 0xff) * 512);
+			info->lo_sizelimit = (fuzz_next() & 1) ? 0 : fuzz_next() & 0xfffff;
+			info->lo_flags = fuzz_next() & 0x1f;
+			if (cmd == LOOP_CONFIGURE) {
+				cfg->fd = (fuzz_next() & 3) ? ffd : (int)(fuzz_next() & 0xff);
+				cfg->block_size = (fuzz_next() & 1) ? 512U << (fuzz_next() % 4) :
+						  (unsigned int)fuzz_next();
+			}
+		}
+		if (ioctl(fd, cmd, fuzz_arg(buf, ffd)) == 0)
+			ok++;
+	}
+	for (i = 0; i < ndev; i++) {
+		ioctl(fds[i], LOOP_CLR_FD, 0);
+		close(fds[i]);
+	}
+	close(ffd);
+	printf("fuzz: %ld ioctls, %d succeeded\n", count, ok);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct loop_config cfg;
@@ -125,6 +221,19 @@ int main(int argc, char **argv)
 		printf("%d\n", n);
 		return 0;
 	}
+	if (!strcmp(cmd, "as") && argc >= 4) {
+		uid_t uid = (uid_t)strtoul(argv[2], NULL, 0);
+
+		/* A non-root uid after exec keeps no capabilities. */
+		if (setgroups(0, NULL) || setgid(uid) || setuid(uid))
+			return fail("setuid");
+		argv[2] = argv[0];
+		execv("/proc/self/exe", argv + 2);
+		return fail("execv");
+	}
+	if (!strcmp(cmd, "fuzz") && argc >= 6)
+		return fuzz(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
+			    argv[4], argv + 5, argc - 5);
 	if (argc < 3)
 		return usage();
 	dev = argv[2];
