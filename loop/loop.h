@@ -77,8 +77,15 @@ struct loop_device {
 	u32			lo_flags;	/* LO_FLAGS_* */
 	char			lo_file_name[LO_NAME_SIZE];
 
-	/* Encryption: NULL for a plain loop. */
+	/*
+	 * Encryption: NULL for a plain loop.  Transfers read it under
+	 * rcu_read_lock(), because key scrubbing (KEYSCRUB=y) moves the keys
+	 * to lo_crypt_spare every second and then inverts the old copy.
+	 */
 	struct loop_aes_ctx	*lo_crypt;
+	struct loop_aes_ctx	*lo_crypt_spare;
+	size_t			lo_crypt_spare_size;
+	struct delayed_work	lo_scrub_work;
 	u32			lo_encrypt_type;
 	u32			lo_encrypt_key_size;	/* bytes */
 	u8			lo_encrypt_key[LO_KEY_SIZE];
@@ -134,6 +141,9 @@ int loop_crypt_prepare_multi(const void __user *arg, unsigned int count,
 void loop_crypt_free(struct loop_aes_ctx *ctx);
 void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 		   const u8 *src, unsigned int len, u64 iv_sector);
+void loop_keyscrub_init(struct loop_device *lo);
+void loop_keyscrub_start(struct loop_device *lo);
+void loop_keyscrub_stop(struct loop_device *lo);
 
 /* loop_ctl.c: configuration ioctls */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,

@@ -7,6 +7,7 @@
  * wiped before they are freed or forgotten.
  */
 #include <linux/mm.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
 
@@ -125,9 +126,103 @@ void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 		   const u8 *src, unsigned int len, u64 iv_sector)
 {
 	size_t nsect = len >> LOOP_AES_SECTOR_SHIFT;
+	const struct loop_aes_ctx *ctx;
 
+	/* Key scrubbing waits for this section before it inverts a copy. */
+	rcu_read_lock();
+	ctx = READ_ONCE(lo->lo_crypt);
 	if (dir == WRITE)
-		loop_aes_encrypt(lo->lo_crypt, dst, src, nsect, iv_sector);
+		loop_aes_encrypt(ctx, dst, src, nsect, iv_sector);
 	else
-		loop_aes_decrypt(lo->lo_crypt, dst, src, nsect, iv_sector);
+		loop_aes_decrypt(ctx, dst, src, nsect, iv_sector);
+	rcu_read_unlock();
 }
+
+#ifdef CONFIG_AESLOOP_KEYSCRUB
+/*
+ * KEYSCRUB=y (spec section 6): DRAM cells that hold the same bits for a
+ * long time can keep an imprint of them.  Every second the key context is
+ * copied to a spare buffer, transfers are switched to the copy, and once
+ * no transfer can still be using the old buffer (synchronize_rcu()), its
+ * bits are inverted.  Each cell thus holds a key bit and its complement in
+ * turn.  The spare is allocated here, outside the I/O path.
+ */
+#define LOOP_SCRUB_INTERVAL	HZ
+
+static void loop_keyscrub_work(struct work_struct *work)
+{
+	struct loop_device *lo = container_of(to_delayed_work(work),
+					      struct loop_device, lo_scrub_work);
+	struct loop_aes_ctx *ctx;
+	size_t size, i;
+
+	mutex_lock(&lo->lo_mutex);
+	ctx = lo->lo_crypt;
+	if (lo->lo_state != LO_BOUND) {
+		mutex_unlock(&lo->lo_mutex);
+		return;
+	}
+	if (!ctx)
+		goto out;
+	size = loop_aes_ctx_size(ctx->nkeys);
+	if (lo->lo_crypt_spare_size != size) {
+		kvfree_sensitive(lo->lo_crypt_spare, lo->lo_crypt_spare_size);
+		lo->lo_crypt_spare_size = 0;
+		lo->lo_crypt_spare = kvmalloc(size, GFP_KERNEL);
+		if (!lo->lo_crypt_spare)
+			goto out;	/* try again next time */
+		lo->lo_crypt_spare_size = size;
+	}
+	memcpy(lo->lo_crypt_spare, ctx, size);
+	WRITE_ONCE(lo->lo_crypt, lo->lo_crypt_spare);
+	synchronize_rcu();
+	for (i = 0; i < size; i++)
+		((u8 *)ctx)[i] ^= 0xff;
+	lo->lo_crypt_spare = ctx;
+out:
+	mutex_unlock(&lo->lo_mutex);
+	schedule_delayed_work(&lo->lo_scrub_work, LOOP_SCRUB_INTERVAL);
+}
+
+/**
+ * loop_keyscrub_init() - set up key scrubbing for a new device
+ * @lo: the device
+ */
+void loop_keyscrub_init(struct loop_device *lo)
+{
+	INIT_DELAYED_WORK(&lo->lo_scrub_work, loop_keyscrub_work);
+}
+
+/**
+ * loop_keyscrub_start() - start scrubbing a device that was just bound
+ * @lo: the device; lo_mutex not held
+ */
+void loop_keyscrub_start(struct loop_device *lo)
+{
+	schedule_delayed_work(&lo->lo_scrub_work, LOOP_SCRUB_INTERVAL);
+}
+
+/**
+ * loop_keyscrub_stop() - stop scrubbing and free the spare copy
+ * @lo: the device, being unbound; lo_mutex not held (the work takes it)
+ */
+void loop_keyscrub_stop(struct loop_device *lo)
+{
+	cancel_delayed_work_sync(&lo->lo_scrub_work);
+	kvfree_sensitive(lo->lo_crypt_spare, lo->lo_crypt_spare_size);
+	lo->lo_crypt_spare = NULL;
+	lo->lo_crypt_spare_size = 0;
+}
+#else
+void loop_keyscrub_init(struct loop_device *lo)
+{
+}
+
+void loop_keyscrub_start(struct loop_device *lo)
+{
+}
+
+void loop_keyscrub_stop(struct loop_device *lo)
+{
+}
+#endif

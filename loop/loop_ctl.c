@@ -257,6 +257,7 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	mutex_unlock(&loop_validate_mutex);
 	if (flags & LO_FLAGS_PARTSCAN)
 		loop_reread_partitions(lo);
+	loop_keyscrub_start(lo);
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	return 0;
 
@@ -286,6 +287,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	struct file *file;
 
 	sync_blockdev(bdev);
+	loop_keyscrub_stop(lo);
 
 	mutex_lock(&loop_validate_mutex);
 	mutex_lock(&lo->lo_mutex);

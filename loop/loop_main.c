@@ -146,6 +146,7 @@ static int loop_add(int i)
 		return -ENOMEM;
 	lo->lo_state = LO_UNBOUND;
 	mutex_init(&lo->lo_mutex);
+	loop_keyscrub_init(lo);
 
 	err = mutex_lock_killable(&loop_ctl_mutex);
 	if (err)
@@ -340,8 +341,9 @@ static int __init loop_init(void)
 	for (i = 0; i < max_loop; i++)
 		loop_add(i);
 
-	pr_info("loop: aesloop driver loaded, %d devices, AES: generic C\n",
-		max_loop);
+	pr_info("loop: aesloop driver loaded, %d devices, AES: %s%s\n", max_loop,
+		loop_aes_get_engine()->name,
+		IS_ENABLED(CONFIG_AESLOOP_KEYSCRUB) ? ", keys scrubbed every second" : "");
 	return 0;
 
 out_misc:
