@@ -88,6 +88,13 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	for t in t-plain t-crypt t-multikey t-driver t-bdev; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
+	# KEYSCRUB=y: keys move and are inverted every second under I/O.
+	if step "build-module-$kver-keyscrub" make module KDIR="$kdir" KEYSCRUB=y; then
+		for t in t-crypt t-driver; do
+			vm_results -k "$kver" -n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
+		done
+	fi
+	make module KDIR="$kdir" >/dev/null 2>&1
 	# Random ioctls and a user without privileges; -u: the module must
 	# unload afterwards, so nothing holds a reference.
 	vm_results -k "$kver" -u -n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
