@@ -1,12 +1,35 @@
 #!/bin/bash
-# Host side of tests/vm/t-crypt.sh: the backing files that aesloop wrote in
-# the guest (build/vm/share/crypt/CIPHER.img) decrypt with Debian's aespipe
-# to the plaintext written there.  Run after the VM run; prints PASS/FAIL.
+# Host side of the VM tests, against Debian's aespipe:
+#  - t-crypt.sh: the backing files aesloop wrote in the guest
+#    (build/vm/share/crypt/CIPHER.img) decrypt to the plaintext written there;
+#  - t-multikey.sh: the v2/v3 volumes it wrote (mk-V-BITS.img) decrypt with
+#    aespipe -P keys64.txt / keys65.txt to plain64.img.
+# Run after the VM runs; prints PASS/FAIL.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$top/build/vm/share/crypt}
+vectors=$top/build/vm/share/vectors
 status=0
+if [ "$(find "$dir" -name 'mk-*.img' | wc -l)" -ne 4 ]; then
+	echo "FAIL ${NAME_PREFIX:-}aespipe-multikey: expected 4 images from t-multikey.sh in $dir"
+	status=1
+fi
+for img in "$dir"/mk-*.img; do
+	[ -e "$img" ] || continue
+	tag=${img##*/mk-}
+	tag=${tag%.img}
+	v=${tag%-*} bits=${tag#*-}
+	keys=$vectors/keys64.txt
+	[ "$v" = v2 ] || keys=$vectors/keys65.txt
+	name=${NAME_PREFIX:-}aespipe-decrypts-multikey-$tag
+	if aespipe -d -e "AES$bits" -P "$keys" <"$img" | cmp -s - "$vectors/plain64.img"; then
+		echo "PASS $name"
+	else
+		echo "FAIL $name: aespipe -d -e AES$bits -P $keys of $img is not plain64.img"
+		status=1
+	fi
+done
 for cipher in AES128 AES192 AES256; do
 	name=${NAME_PREFIX:-}aespipe-decrypts-$cipher
 	if [ ! -f "$dir/$cipher.img" ] || [ ! -f "$dir/$cipher.pass" ]; then

@@ -19,7 +19,8 @@
 lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
 vectors=/share/vectors
 work=/tmp/t-multikey
-mkdir -p "$work"
+mkdir -p "$work" /share/crypt
+rm -f /share/crypt/mk-*.img
 # The single key that LOOP_SET_STATUS64 sets first; multi-key replaces it.
 first_key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 plain_sum=$(t_sha256 "$vectors/plain64.img")
@@ -66,6 +67,8 @@ for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
 				"$lo_ioctl" clr "$dev"
 				got=$(tail -c 32768 "$img" | sha256sum)
 				t_expect_eq "vector-$case_name" "$want" "${got%% *}"
+				# For tests/vm/host-aespipe.sh on the host.
+				[ "$sector" != 0 ] || cp "$img" "/share/crypt/mk-$v-$bits.img"
 			else
 				t_fail "vector-$case_name" "could not set up $v with $bits-bit keys"
 			fi
