@@ -425,7 +425,10 @@ static int loop_set_status(struct loop_device *lo,
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	old_ctx = lo->lo_crypt;
 	loop_apply_info(lo, info, ctx);
+	/* A new offset may not suit direct I/O or bios to a device any more. */
 	lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
+	if (!loop_can_dio(lo, lo->lo_backing_file))
+		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
