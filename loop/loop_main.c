@@ -16,6 +16,9 @@
 #include <linux/slab.h>
 
 #include "loop.h"
+#ifdef AESLOOP_INTELAES
+#include "../aes-intel/aes-intel.h"
+#endif
 
 static DEFINE_IDR(loop_index_idr);
 static DEFINE_MUTEX(loop_ctl_mutex);
@@ -46,6 +49,11 @@ module_param(lo_nice, int, 0444);
 MODULE_PARM_DESC(lo_nice, "Nice value of the workers, -20..19 (default 0)");
 
 static unsigned int part_shift;
+
+/* Which AES code runs the transfers; read-only, set once at load. */
+static char aes_impl[32] = "generic";
+module_param_string(aes_impl, aes_impl, sizeof(aes_impl), 0444);
+MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, or with INTELAES=y aesni, vaes-avx2 or vaes-avx512");
 
 /**
  * loop_threads_of() - the number of workers a device gets (lo_threads)
@@ -314,6 +322,21 @@ static struct miscdevice loop_misc = {
 	.fops		= &loop_ctl_fops,
 };
 
+/*
+ * With INTELAES=y, the fastest AES-NI/VAES path whose features the CPU has
+ * and whose known-answer self-test passed; otherwise the generic C code.
+ */
+static void __init loop_choose_aes(void)
+{
+#ifdef AESLOOP_INTELAES
+	const struct loop_aes_engine *engine = aesloop_intel_probe();
+
+	if (engine)
+		loop_aes_set_engine(engine);
+#endif
+	strscpy(aes_impl, loop_aes_get_engine()->name, sizeof(aes_impl));
+}
+
 static int __init loop_init(void)
 {
 	int i, err;
@@ -330,6 +353,7 @@ static int __init loop_init(void)
 		return -EINVAL;
 	}
 
+	loop_choose_aes();
 	err = misc_register(&loop_misc);
 	if (err)
 		return err;
