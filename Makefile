@@ -6,6 +6,8 @@
 #   make install         loop.ko into /lib/modules/$(KVER)/updates, then depmod
 #   make losetup         the util-linux losetup with the aesloop patch
 #   make check-host      host tests (also under ASan and UBSan)
+#   make bench           MB/s of every crypto path against OpenSSL and aespipe
+#                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
 #   make check           every test, the VM suites included (tests/check.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
@@ -28,7 +30,7 @@ KVER      ?= $(shell uname -r)
 KDIR      ?= /lib/modules/$(KVER)/build
 
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
-TOOL_SRCS := $(wildcard tools/keysetup.c)
+TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
@@ -40,10 +42,17 @@ CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
 HDRS      += $(wildcard aes-intel/*.h)
 endif
 
+# Objects depend on the flags they were built with, so that switching
+# INTELAES (or CC, CFLAGS) rebuilds them: a stamp rewritten when they change.
+FLAGS_STAMP := $(BUILD)/flags.stamp
+FLAGS_NOW   := $(CC) $(CFLAGS) $(CPPFLAGS)
+$(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_NOW)' ] || \
+	echo '$(FLAGS_NOW)' >$(FLAGS_STAMP))
+
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install losetup host-tests check-host vm-tools check demo clean \
+.PHONY: all userspace module install losetup host-tests check-host bench vm-tools check demo clean \
 	dist manifest
 
 all: userspace module
@@ -52,28 +61,30 @@ userspace: $(BUILD)/libaesloop.a $(BUILD)/bin/aesloop-pipe
 
 # One rule per variant: "plain" is what ships, "san" is the same code under
 # ASan and UBSan for the tests.
-$(BUILD)/plain/%.o: %.c $(HDRS)
+$(BUILD)/plain/%.o: %.c $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/san/%.o: %.c $(HDRS)
+$(BUILD)/san/%.o: %.c $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -c $< -o $@
 
 # Assembly (aes-intel/): the same object in both variants, the sanitizers
 # do not instrument it.
-$(BUILD)/plain/%.o: %.S $(HDRS)
+$(BUILD)/plain/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/san/%.o: %.S $(HDRS)
+$(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 
 $(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+	rm -f $@
 	$(AR) rcs $@ $^
 
 $(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+	rm -f $@
 	$(AR) rcs $@ $^
 
 # -z now: no lazy binding, whose register save area on the stack could keep
@@ -105,6 +116,17 @@ host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-sa
 
 check-host: host-tests
 	tests/host/run.sh
+
+# The benchmark of issue 4 (tests/bench/bench.c): every engine against
+# OpenSSL and aespipe; always built with INTELAES=y.  BENCH_ARGS=--tsv for
+# machine-readable output.
+bench:
+	$(MAKE) INTELAES=y $(BUILD)/bin/aesloop-bench $(BUILD)/bin/aesloop-pipe
+	$(BUILD)/bin/aesloop-bench $(BENCH_ARGS)
+
+$(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaesloop.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -o $@ $^ -lcrypto -lpthread
 
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop W=1 modules

@@ -22,7 +22,7 @@
 #define LOOP_AES_KEY_SLOT	32	/* bytes per key slot in the ioctl payload */
 
 /* Sectors an engine is handed at once: enough to interleave 16 lanes. */
-#define LOOP_AES_BATCH		16
+#define LOOP_AES_BATCH		32
 
 enum loop_aes_mode {
 	LOOP_AES_SINGLE = 1,	/* spec 2.1: one key, plain64 IV */

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * linkage.S - included by aesni.S and md5-mb.S (not assembled on its own):
+ * what the assembly needs from its host.
+ *
+ * In loop.ko: the kernel's own SYM_FUNC_START()/SYM_FUNC_END() (ENDBR where
+ * IBT is configured) and RET (the return thunk or "ret; int3" of the
+ * configured mitigations), so that objtool sees exactly what it expects.
+ * In userspace: stand-ins that make plain ELF functions of the same source,
+ * and a GNU-stack note so the stack stays non-executable.
+ */
+#ifdef __KERNEL__
+#include <linux/linkage.h>
+#else
+.macro	user_func_start	name, global
+.if \global
+	.globl		\name
+.endif
+	.type		\name, @function
+	.p2align	4
+\name:
+	endbr64
+.endm
+
+.macro	user_func_end	name
+	.size		\name, . - \name
+.endm
+
+#define SYM_FUNC_START(name)		user_func_start name, 1
+#define SYM_FUNC_START_LOCAL(name)	user_func_start name, 0
+#define SYM_FUNC_END(name)		user_func_end name
+#define RET				ret
+
+	.pushsection	.note.GNU-stack, "", @progbits
+	.popsection
+#endif
