@@ -52,7 +52,9 @@ stage "Dependencies"
 step setup-deps tests/deps.sh || exit 1
 
 stage "Build"
-step build-userspace make userspace host-tests vm-tools
+# INTELAES=y: the host tests then cover the AES-NI/VAES paths as well as
+# the generic code, which every build keeps.
+step build-userspace make userspace host-tests vm-tools INTELAES=y
 step build-losetup make losetup
 
 stage "Static checks"
@@ -60,6 +62,9 @@ record lint tests/lint.sh
 
 stage "Host tests"
 record host tests/host/run.sh
+
+stage "Benchmark (printed, not asserted: ratios in one run)"
+step bench make bench && cat "$log/bench.log"
 
 # The guest sees the project and build/vm/share, not ../shared.
 rm -rf build/vm/share/vectors
@@ -94,6 +99,18 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	if step "build-module-$kver-keyscrub" make module KDIR="$kdir" KEYSCRUB=y; then
 		for t in t-crypt t-driver; do
 			vm_results -k "$kver" -n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
+		done
+	fi
+	# INTELAES=y: AES-NI/VAES where the CPU has it (-cpu max), the generic
+	# fallback where it does not (qemu64); the same answers either way.
+	if step "build-module-$kver-intelaes" make module KDIR="$kdir" INTELAES=y; then
+		for cpu in max qemu64; do
+			for t in t-crypt t-multikey t-bdev; do
+				vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/$t" \
+					"/aesloop/tests/vm/$t.sh"
+			done
+			vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/aes-path" \
+				/aesloop/tests/vm/t-aes-path.sh "$cpu"
 		done
 	fi
 	step "build-module-$kver-again" make module KDIR="$kdir"
