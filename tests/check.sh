@@ -63,6 +63,9 @@ record lint tests/lint.sh
 stage "Host tests"
 record host tests/host/run.sh
 
+stage "Gentoo overlay (ebuild phases run with stand-ins for Portage)"
+record gentoo tests/gentoo/run.sh
+
 stage "Benchmark (printed, not asserted: ratios in one run)"
 step bench make bench && cat "$log/bench.log"
 

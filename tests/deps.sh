@@ -15,6 +15,9 @@ packages=(
 	qemu-system-x86 busybox-static cpio kmod dmsetup gpg gpg-agent
 	# shell script checks
 	shellcheck
+	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,
+	# make dist (git archive)
+	libxml2-utils git
 )
 
 if [ "$(id -u)" -ne 0 ]; then

@@ -254,7 +254,8 @@ dostrip() {
 emake() {
 	__h_event emake "${PWD}" "$@"
 	# shellcheck disable=SC2086 # MAKEOPTS and EXTRA_EMAKE are word lists
-	${MAKE:-make} ${MAKEOPTS} "$@" ${EXTRA_EMAKE} || __h_fail "emake failed: $*"
+	${MAKE:-make} ${MAKEOPTS} "$@" ${EXTRA_EMAKE} ||
+		__h_fail "emake failed in ${PWD} (make ... ${*: -1})"
 }
 
 # econf: ./configure with the options PMS lists for EAPI 8, then the

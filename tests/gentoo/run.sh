@@ -11,7 +11,7 @@
 #     the live ebuild is the release one; metadata.xml valid against
 #     ../shared/gentoo/metadata.dtd and describing exactly the local flags.
 #  2. the tarball and the Manifests: "make dist" gives the same bytes twice
-#     (another umask and time zone, files touched), holds HEAD without
+#     (the second time under another umask and time zone), holds HEAD without
 #     ebuild/, owner 0 and one time; each committed Manifest has a well-formed
 #     DIST line for each distfile of SRC_URI and nothing else; "make manifest"
 #     into a copy of the overlay writes the tarball's true size, BLAKE2B and
@@ -173,8 +173,10 @@ for p in "${packages[@]}"; do
 		[[ ${f} == cpu_flags_* ]] && continue
 		in_words "${f}" "${described}" || why+=("local flag '${f}' has no <flag> in metadata.xml")
 	done
+	flags=
+	for f in ${iuse}; do flags+=" ${f#[+-]}"; done
 	for f in ${described}; do
-		in_words "${f}" "${iuse//[+-]/}" || why+=("<flag name=\"${f}\"> is in no ebuild's IUSE")
+		in_words "${f}" "${flags}" || why+=("<flag name=\"${f}\"> is in no ebuild's IUSE")
 	done
 	result "metadata-flags/${p}" "${why[@]}"
 done
@@ -188,7 +190,6 @@ elif ! make -s dist >"${work}/dist1.log" 2>&1 || [[ ! -f ${tarball} ]]; then
 	fail dist-reproducible "make dist failed: $(tail -n 2 "${work}/dist1.log" | paste -sd' ' -)"
 else
 	cp "${tarball}" "${work}/dist1.tar.gz"
-	touch Makefile README.md
 	if ! (umask 077 && TZ=Pacific/Kiritimati make -s dist) >"${work}/dist2.log" 2>&1; then
 		fail dist-reproducible "make dist failed the second time"
 	elif cmp -s "${tarball}" "${work}/dist1.tar.gz"; then
@@ -334,9 +335,14 @@ check_module() {
 	local line a
 
 	[[ -s ${t} ]] || { echo "no trace"; return; }
-	a=$(die_reason "${w}")
-	[[ -n ${a} ]] && { echo "the ebuild died: ${a}"; return; }
-	grep -q '^phase_done pkg_postinst' "${t}" || { echo "the phases did not all run"; return; }
+	# A death is reported with the first build error, and the make arguments
+	# are still checked if src_compile got that far.
+	local died
+	died=$(die_reason "${w}")
+	if [[ -n ${died} ]]; then
+		a=$(grep -m 1 -E 'No rule to make target|error:|\*\*\*' "${w}.log" 2>/dev/null)
+		why+=("the ebuild died: ${died}${a:+ [${a:0:240}]}")
+	fi
 
 	# CONFIG_CHECK: set at global scope, seen by linux-mod-r1_pkg_setup.
 	a=$(trace_events "${t}" meta | awk '$1 == "CONFIG_CHECK"' | { read -r _ v; eval "echo ${v:-}"; })
@@ -384,7 +390,25 @@ check_module() {
 		[[ -n ${have_kdir} ]] || why+=("KDIR=<the kernel build tree> not passed")
 		[[ -n ${have_target} ]] || why+=("the 'module' target was not made")
 	fi
+	if [[ -n ${died} ]] || ! grep -q '^phase_done pkg_postinst' "${t}"; then
+		[[ -n ${died} ]] || why+=("the phases did not all run")
+		printf '%s\n' "${why[@]}"
+		return
+	fi
 	[[ -f ${w}/work/${pf}/loop/loop.ko ]] || why+=("kbuild made no loop/loop.ko")
+	# The switches reached kbuild: where loop/Kbuild turns VAR=y into a
+	# compiler flag (ccflags-$(VAR) += FLAG), loop_main.o was compiled with
+	# FLAG exactly when VAR=y was on the eclass's make command line.
+	local var flag cmdfile=${w}/work/${pf}/loop/.loop_main.o.cmd
+	for var in INTELAES KEYSCRUB; do
+		flag=$(sed -n "s/^ccflags-\$(${var}) *+= *\([^ ]*\).*/\1/p" "${w}/work/${pf}/loop/Kbuild" 2>/dev/null | head -n 1)
+		[[ -n ${flag} && -f ${cmdfile} ]] || continue
+		if in_words "${var}=y" "${extra[*]}"; then
+			grep -qF -- "${flag}" "${cmdfile}" || why+=("${var}=y was passed but kbuild did not compile with ${flag}")
+		else
+			grep -qF -- "${flag}" "${cmdfile}" && why+=("kbuild compiled with ${flag} although ${var}=y was not passed")
+		fi
+	done
 
 	# src_install: where linux-mod-r1 puts modules and docs, and nothing else.
 	local want_files
@@ -424,7 +448,7 @@ if [[ -n ${kver} ]]; then
 	first=
 	for use in "aes-ni cpu_flags_x86_aes keyscrub" "" "aes-ni" "cpu_flags_x86_aes" "keyscrub"; do
 		name=aesloop-${version}[$(use_name "${use}")]
-		w=aesloop-$(use_name "${use}")
+		w=aesloop-$(use_name "${use}" | tr ',' '.')
 		run_harness "${w}" "${eb}" -k "${kdir}" -K "${kver}" -u "${use}"
 		mapfile -t why < <(check_module "${work}/${w}" "${use}" "aesloop-${version}")
 		[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
@@ -517,8 +541,7 @@ if [[ -n ${kver} ]]; then
 		fi
 		run_harness "mutant-${n}-run" "${me}" -k "${kdir}" -K "${kver}" -u "${use}"
 		got=$?
-		reason=$(die_reason "${work}/mutant-${n}-run")
-		[[ -z ${reason} ]] && reason=$(check_module "${work}/mutant-${n}-run" "${use}" "aesloop-${version}" | paste -sd';' -)
+		reason=$(check_module "${work}/mutant-${n}-run" "${use}" "aesloop-${version}" | paste -sd';' -)
 		if [[ ${reason} =~ ${want} ]]; then
 			pass "harness-catches/${n}"
 		else
