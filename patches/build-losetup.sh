@@ -1,5 +1,7 @@
 #!/bin/bash
-# Builds util-linux's losetup with the aesloop patch, as BUILD_DIR/bin/losetup.
+# Builds util-linux's losetup, mount, swapon and swapoff with the aesloop
+# patch, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
+# and BUILD_DIR/bin/swapoff.
 #
 #   patches/build-losetup.sh BUILD_DIR        (make losetup runs it with build/)
 #
@@ -9,12 +11,16 @@
 #    touched.  Skipped when the package is already there.
 # 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
 #    patches/util-linux-2.38.1-aesloop.patch and configures a minimal build
-#    (losetup and the libraries it needs, static, no systemd/udev/ncurses...).
-#    Done again only when the patch, this script or the source package change.
-# 3. Compiles aesloop's tools/keysetup.c and aes/*.c from this tree with the
-#    project's flags, and links them and libcrypto into losetup.
-# 4. Installs BUILD_DIR/bin/losetup, which needs only glibc and libcrypto at
-#    run time, and checks that with ldd.
+#    (the four programs and the libraries they need, static, no
+#    systemd/udev/ncurses...).  Done again only when the patch, this script
+#    or the source package change.  (patches/mkpatch.sh regenerates the
+#    patch from an edited tree.)
+# 3. Compiles aesloop's tools/keysetup.c, tools/aesloop-util.c and aes/*.c
+#    from this tree with the project's flags: the loop-AES code itself is
+#    not in the patch, only the hooks that call it.  They and libcrypto are
+#    linked into the programs.
+# 4. Installs the programs, which need only glibc and libcrypto at run
+#    time, and checks that with ldd.
 #
 # Needs: apt-get, dpkg-source (dpkg-dev), patch, a C toolchain, libssl-dev.
 set -euo pipefail
@@ -45,6 +51,7 @@ done
 # Only what losetup needs; everything optional off.
 configure_args=(
 	--disable-all-programs --enable-losetup --enable-libsmartcols
+	--enable-libblkid --enable-libmount --enable-mount --enable-swapon
 	--disable-shared --enable-static --disable-nls --disable-asciidoc
 	--disable-poman --disable-bash-completion
 	--disable-makeinstall-chown --disable-makeinstall-setuid
@@ -52,7 +59,7 @@ configure_args=(
 	--without-ncursesw --without-ncurses --without-readline
 	--without-selinux --without-audit --without-cap-ng --without-libz
 	--without-libmagic --without-user --without-btrfs --without-econf
-	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2"
+	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/tools"
 	# -z now: no lazy symbol binding, whose register save area on the
 	# stack (xsave in ld.so's trampoline) would keep copies of the key
 	# that happen to be in vector registers at the time.
@@ -124,7 +131,7 @@ fi
 obj=$work/aesloop
 rm -rf "$obj"
 mkdir -p "$obj"
-for f in "$top"/tools/keysetup.c "$top"/aes/*.c; do
+for f in "$top"/tools/keysetup.c "$top"/tools/aesloop-util.c "$top"/aes/*.c; do
 	"$cc" -std=c11 -Wall -Wextra -Werror -O2 -g -fstack-protector-strong \
 		-D_FORTIFY_SOURCE=2 -D_DEFAULT_SOURCE -I"$top/aes" -I"$top/tools" \
 		-c "$f" -o "$obj/$(basename "$f" .c).o"
@@ -132,18 +139,23 @@ done
 ar rcs "$obj/libaesloop-losetup.a" "$obj"/*.o
 
 # --- 4. build, install, check ----------------------------------------------
-echo "build-losetup.sh: building losetup"
-# losetup_LDADD is util-linux's own value plus our archive and libcrypto;
-# the archive is not a make prerequisite, so always relink.
-rm -f "$src/losetup"
-make -C "$src" -j"$jobs" losetup \
-	"losetup_CFLAGS=\$(AM_CFLAGS) -I\$(ul_libsmartcols_incdir) -I$top/tools" \
-	"losetup_LDADD=\$(LDADD) libcommon.la libsmartcols.la $obj/libaesloop-losetup.a -lcrypto" \
+programs=(losetup mount swapon swapoff)
+echo "build-losetup.sh: building ${programs[*]}"
+# LIBS (empty in util-linux's configure) adds our archive and libcrypto to
+# every link; the archive is not a make prerequisite, so always relink.
+(cd "$src" && rm -f "${programs[@]}")
+make -C "$src" -j"$jobs" "${programs[@]}" "LIBS=$obj/libaesloop-losetup.a -lcrypto" \
 	>"$work/make.log" 2>&1 ||
-	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make losetup failed (see $work/make.log)"; }
+	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make ${programs[*]} failed (see $work/make.log)"; }
+if grep -E 'warning:' "$work/make.log" |
+	grep -E '(losetup|mount|swapon|swapoff|loopdev|context_loopdev|optmap|context)\.c:' >&2; then
+	die "the patched sources compile with warnings (see $work/make.log)"
+fi
 
-libs=$(ldd "$src/losetup" | awk '{print $1}' |
-	grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^libc\.so' -e '^libcrypto\.so' || true)
-[ -z "$libs" ] || die "losetup needs more than glibc and libcrypto: $libs"
-install -D -m 0755 "$src/losetup" "$build/bin/losetup"
-echo "build-losetup.sh: installed $build/bin/losetup ($(basename "$dsc" .dsc) + aesloop)"
+for p in "${programs[@]}"; do
+	libs=$(ldd "$src/$p" | awk '{print $1}' |
+		grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^libc\.so' -e '^libcrypto\.so' || true)
+	[ -z "$libs" ] || die "$p needs more than glibc and libcrypto: $libs"
+	install -D -m 0755 "$src/$p" "$build/bin/$p"
+done
+echo "build-losetup.sh: installed ${programs[*]} in $build/bin ($(basename "$dsc" .dsc) + aesloop)"

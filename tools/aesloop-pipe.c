@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * aesloop-pipe.c - encrypt or decrypt standard input to standard output in
- * the loop-AES single-key format, with aespipe's command line.
+ * the loop-AES formats (single-key, multi-key-v2, multi-key-v3), with
+ * aespipe's command line.
  *
  *   aesloop-pipe [-d] [-e AES128|AES192|AES256] [-H phash] [-S pseed]
- *                [-C itercountk] [-O sector] [-p fd | -P keyfile] [-v]
+ *                [-C itercountk] [-O sector] [-p fd | -P keyfile]
+ *                [-K gpgkey [-G gpghome]] [-T] [-w sec] [-q] [-v]
  *                < input > output
  *
- * The key comes from tools/keysetup.c (the code losetup uses too, spec
- * §3), the data goes through aes/loop_aes.c (spec §1, §2.1).
+ * The keys come from tools/keysetup.c (the code losetup uses too, spec
+ * §3), the data goes through aes/loop_aes.c (spec §1, §2).  Key data of
+ * 64 lines selects multi-key-v2, 65 lines multi-key-v3; other counts are
+ * taken as aespipe takes them, with a warning.
  *
  * Lengths that are not a whole number of sectors, as Debian's aespipe 2.4d
  * handles them (found by running it, and matched here byte for byte): the
@@ -18,13 +22,15 @@
  * partial sector is one CBC chain over its (padded) 16-byte blocks, with the
  * IV of its sector number, exactly like the start of a whole sector.  So
  * encrypting 513 bytes gives 528, and decrypting 100 bytes of ciphertext
- * zero-pads the ciphertext to 112 and gives 112 bytes.  An empty input gives
- * an empty output.
+ * zero-pads the ciphertext to 112 and gives 112 bytes.  In the multi-key
+ * modes, whose IV hashes the whole sector, the last chunk is padded to a
+ * whole sector instead (aespipe does the same): 513 bytes give 1024.  An
+ * empty input gives an empty output.
  *
- * Differences from aespipe, on purpose: -C and -O must be decimal numbers
- * (aespipe reads "abc" as 0), and -O takes a 64-bit sector number (aespipe
- * wraps it modulo 2^32).  Multi-key key data (64/65 lines) and -K, -G, -A,
- * -T, -w are not supported yet.
+ * Differences from aespipe, on purpose: -C, -O and -w must be decimal
+ * numbers (aespipe reads "abc" as 0), and -O takes a 64-bit sector number
+ * (aespipe wraps it modulo 2^32).  -A (a gpg-agent socket, for gpg 1) is
+ * not supported: gpg 2 finds its agent by its home directory (-G).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -38,6 +44,9 @@
 
 #include "keysetup.h"
 #include "loop_aes.h"
+#ifdef AESLOOP_INTELAES
+#include "aes-intel.h"
+#endif
 
 #define PROG		"aesloop-pipe"
 #define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
@@ -46,16 +55,24 @@ static void usage(FILE *out)
 {
 	fputs("usage: " PROG " [options] <inputfile >outputfile\n"
 	      "Encrypt (or with -d decrypt) standard input to standard output in the\n"
-	      "loop-AES single-key format, like aespipe.\n"
+	      "loop-AES formats, like aespipe: a passphrase gives single-key mode, key\n"
+	      "data of 64 lines multi-key-v2, of 65 lines multi-key-v3.\n"
 	      "options:  -e aes128|aes192|aes256  key length (default aes128; aes = aes128)\n"
 	      "          -H sha256|sha384|sha512|rmd160|unhashed1|unhashed2\n"
 	      "                      password hash (default by key length)\n"
 	      "          -d          decrypt\n"
-	      "          -p num      read the password from file descriptor num\n"
-	      "          -P file     read the password from a cleartext key file\n"
-	      "          -S pseed    password seed\n"
+	      "          -p num      read the password or key lines from file descriptor num\n"
+	      "          -P file     read the password or key lines from a cleartext key file\n"
+	      "          -K file     the key lines are in this gpg-encrypted file; the password\n"
+	      "                      read (terminal, -p or -P) unlocks it\n"
+	      "          -G dir      home directory for gpg\n"
+	      "          -S pseed    password seed (single-key only)\n"
 	      "          -C num      iterate the key num thousand times through AES-256\n"
+	      "                      (single-key only)\n"
+	      "          -T          ask the password twice (terminal only)\n"
+	      "          -w num      wait num seconds before asking the password\n"
 	      "          -O num      IV offset in 512-byte sectors\n"
+	      "          -q          do not complain about write errors\n"
 	      "          -v          print the mode to standard error\n"
 	      "          -h          this help\n"
 	      "Without -p and -P the password is asked on the terminal.\n", out);
@@ -187,16 +204,23 @@ static void transform(const struct loop_aes_ctx *ctx,
 int main(int argc, char **argv)
 {
 	const char *cipher = "AES128", *hash = NULL, *seed = NULL, *iter = NULL;
-	const char *key_file = NULL;
-	size_t ctx_size = loop_aes_ctx_size(1);
-	unsigned long long sector = 0, fdnum;
-	int decrypt = 0, verbose = 0, pass_fd = -1, c, rc, status = 0;
+	const char *key_file = NULL, *gpg_file = NULL, *gpg_home = NULL;
+	size_t ctx_size = loop_aes_ctx_size(LOOP_AES_MULTI_KEYS);
+	unsigned long long sector = 0, fdnum, wait_sec = 0;
+	int decrypt = 0, verbose = 0, pass_fd = -1, ask_twice = 0, quiet = 0;
+	int c, rc, status = 0;
+	unsigned int pad;
 	struct loop_aes_ctx *ctx;
 	struct aes_key *tail_key;
 	struct keysetup ks;
 	u8 *buf;
 
 	lock_memory();
+#ifdef AESLOOP_INTELAES
+	/* AES-NI/VAES when this CPU has them and they pass their self-test */
+	if (aesloop_intel_probe())
+		loop_aes_set_engine(aesloop_intel_probe());
+#endif
 
 	opterr = 0;
 	while ((c = getopt(argc, argv, ":e:H:dp:P:S:C:O:vhK:G:A:Tw:q")) != -1) {
@@ -218,11 +242,27 @@ int main(int argc, char **argv)
 		case 'P':
 			key_file = optarg;
 			break;
+		case 'K':
+			gpg_file = optarg;
+			break;
+		case 'G':
+			gpg_home = optarg;
+			break;
 		case 'S':
 			seed = optarg;
 			break;
 		case 'C':
 			iter = optarg;
+			break;
+		case 'T':
+			ask_twice = 1;
+			break;
+		case 'w':
+			if (parse_u64(optarg, 86400, &wait_sec))
+				die("-w: '%s' is not a number of seconds (0..86400)", optarg);
+			break;
+		case 'q':
+			quiet = 1;
 			break;
 		case 'O':
 			if (parse_u64(optarg, UINT64_MAX, &sector))
@@ -235,8 +275,8 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case 'K': case 'G': case 'A': case 'T': case 'w': case 'q':
-			die("option -%c is not supported yet", c);
+		case 'A':
+			die("option -A (gpg-agent socket) is not supported: gpg 2 finds its agent through its home directory (-G)");
 		case ':':
 			die("option -%c needs an argument (see -h)", optopt);
 		default:
@@ -248,15 +288,28 @@ int main(int argc, char **argv)
 		    argv[optind]);
 
 	keysetup_init(&ks, PROG);
+	/* aespipe takes key data of unexpected line counts, with a warning. */
+	ks.lenient = 1;
+	/* As in aespipe, -p wins over -P and -T, and -P over -T. */
+	ks.ask_twice = ask_twice && pass_fd < 0 && !key_file;
 	rc = keysetup_set_cipher(&ks, cipher);
 	if (!rc && hash)
 		rc = keysetup_set_hash(&ks, hash);
+	if (!rc && ks.hash == KEYSETUP_HASH_RANDOM) {
+		snprintf(ks.errmsg, sizeof(ks.errmsg),
+			 "password hash '%.64s' (65 random keys, lost at exit) is for losetup and mount, not for a pipe",
+			 hash);
+		rc = -EINVAL;
+	}
 	if (!rc && seed)
 		rc = keysetup_set_seed(&ks, seed);
 	if (!rc && iter)
 		rc = keysetup_set_itercountk(&ks, iter);
-	/* As in aespipe, -p wins over -P. */
+	if (!rc)
+		rc = keysetup_set_gpg(&ks, gpg_file, gpg_home);
 	if (!rc) {
+		if (wait_sec && pass_fd < 0 && !key_file)
+			sleep((unsigned int)wait_sec);
 		if (pass_fd >= 0)
 			rc = keysetup_read_fd(&ks, pass_fd);
 		else if (key_file)
@@ -274,8 +327,15 @@ int main(int argc, char **argv)
 		snprintf(ks.errmsg, sizeof(ks.errmsg), "out of memory");
 		rc = -ENOMEM;
 	}
-	if (!rc && (loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len) ||
-		    aes_key_setup(tail_key, ks.key_buffer, ks.key_len))) {
+	if (!rc && ks.nslots &&
+	    loop_aes_setup_multi(ctx, &ks.slots[0][0], ks.nslots, ks.key_len)) {
+		snprintf(ks.errmsg, sizeof(ks.errmsg), "cannot set up %u %u-byte AES keys",
+			 ks.nslots, ks.key_len);
+		rc = -EINVAL;
+	}
+	if (!rc && !ks.nslots &&
+	    (loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len) ||
+	     aes_key_setup(tail_key, ks.key_buffer, ks.key_len))) {
 		snprintf(ks.errmsg, sizeof(ks.errmsg), "cannot set up a %u-byte AES key",
 			 ks.key_len);
 		rc = -EINVAL;
@@ -293,8 +353,11 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (verbose)
-		fprintf(stderr, PROG ": C-language AES, %u key bits, %s, single-key mode\n",
-			ks.key_len * 8, decrypt ? "decrypting" : "encrypting");
+		fprintf(stderr, PROG ": C-language AES, %u key bits, %s, %s mode\n",
+			ks.key_len * 8, decrypt ? "decrypting" : "encrypting",
+			keysetup_mode_name(&ks));
+	/* Multi-key IVs hash a whole sector: pad the end to one, as aespipe. */
+	pad = ks.nslots ? LOOP_AES_SECTOR_SIZE : AES_BLOCK_LEN;
 	keysetup_wipe(&ks);
 
 	for (;;) {
@@ -310,14 +373,15 @@ int main(int argc, char **argv)
 		if (n == 0)
 			break;
 		len = (size_t)n;
-		while (len % AES_BLOCK_LEN)
+		while (len % pad)
 			buf[len++] = 0;
 		transform(ctx, tail_key, decrypt, buf, len, sector);
 		sector += len / LOOP_AES_SECTOR_SIZE;
 		rc = write_full(STDOUT_FILENO, buf, len);
 		if (rc) {
-			fprintf(stderr, PROG ": write to standard output failed: %s\n",
-				strerror(-rc));
+			if (!quiet)
+				fprintf(stderr, PROG ": write to standard output failed: %s\n",
+					strerror(-rc));
 			status = 1;
 			break;
 		}

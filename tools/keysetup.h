@@ -12,17 +12,25 @@
  *	    keysetup_set_hash(&ks, "sha512") ||          optional, -H
  *	    keysetup_set_seed(&ks, "pepper") ||          optional, -S
  *	    keysetup_set_itercountk(&ks, "100") ||       optional, -C
+ *	    keysetup_set_gpg(&ks, "key.gpg", NULL) ||    optional, -K and -G
  *	    keysetup_read_fd(&ks, 0) ||                  or _read_file, _read_tty
  *	    keysetup_derive(&ks))
  *		fail with ks.errmsg (keysetup_wipe() first);
- *	use ks.key_buffer (32 bytes) and ks.key_len (16, 24 or 32);
+ *	single-key (ks.nslots == 0): use ks.key_buffer (32 bytes) and
+ *	ks.key_len (16, 24 or 32);
+ *	multi-key (ks.nslots == 64 or 65): ks.slots[0..nslots-1] is the
+ *	LOOP_MULTI_KEY_SETUP(_V3) payload, ks.key_buffer what goes into
+ *	lo_encrypt_key before it;
  *	keysetup_wipe(&ks);
+ *
+ * With -H random (keysetup_set_hash(&ks, "random")) nothing is read:
+ * keysetup_derive() makes 65 fresh random keys (multi-key-v3).
  *
  * Every function that can fail returns 0 or a negative errno value and then
  * leaves a one-line message in @errmsg that names the object and says what
  * is wrong (never the passphrase).  Warnings (spec §3.3: key data with an
- * unexpected number of lines) are written to stderr at once, prefixed with
- * the program name given to keysetup_init().
+ * unexpected number of lines, when @lenient allows it) are written to
+ * stderr at once, prefixed with the program name given to keysetup_init().
  *
  * This header needs nothing but <stddef.h> and <stdint.h>, so that it can be
  * included from util-linux's losetup.c as is.
@@ -55,6 +63,21 @@
 /* Longest cipher name kept, as for lo_crypt_name (LO_NAME_SIZE - 1). */
 #define KEYSETUP_NAME_MAX	63
 
+/* Multi-key (spec §3.3): key lines that select a mode, and the key slots. */
+#define KEYSETUP_MULTI_V2	64	/* lines, and slots of multi-key-v2 */
+#define KEYSETUP_MULTI_V3	65	/* lines, and slots of multi-key-v3 */
+#define KEYSETUP_SLOT_LEN	32	/* bytes per slot, as in the ioctl payload */
+
+/* The loop-AES multi-key ioctls (spec §5), for the front ends. */
+#define KEYSETUP_LOOP_MULTI_KEY_SETUP		0x4C4D	/* u8 [64][32] */
+#define KEYSETUP_LOOP_MULTI_KEY_SETUP_V3	0x4C4E	/* u8 [65][32] */
+#define KEYSETUP_LOOP_RECOMPUTE_DEV_SIZE	0x4C52	/* no payload */
+
+/* Exported lo_flags of a loop-AES device (spec §5). */
+#define KEYSETUP_LO_FLAGS_MULTI_KEY	0x100000
+#define KEYSETUP_LO_FLAGS_MULTI_KEY_V3	0x080000
+#define KEYSETUP_LO_FLAGS_READ_ONLY	0x200000
+
 /**
  * enum keysetup_hash - the -H choices of spec §3.2
  * @KEYSETUP_HASH_DEFAULT:   by key size: SHA-256, SHA-384, SHA-512
@@ -64,6 +87,7 @@
  * @KEYSETUP_HASH_RMD160:    RIPEMD-160 twice, the second time of "A" + pass
  * @KEYSETUP_HASH_UNHASHED1: 6 bits per character; forces the key length
  * @KEYSETUP_HASH_UNHASHED2: the raw bytes, at most 31, zero-padded
+ * @KEYSETUP_HASH_RANDOM:    no passphrase: 65 fresh random keys (swap, /tmp)
  */
 enum keysetup_hash {
 	KEYSETUP_HASH_DEFAULT = 0,
@@ -73,6 +97,7 @@ enum keysetup_hash {
 	KEYSETUP_HASH_RMD160,
 	KEYSETUP_HASH_UNHASHED1,
 	KEYSETUP_HASH_UNHASHED2,
+	KEYSETUP_HASH_RANDOM,
 };
 
 /**
@@ -84,20 +109,44 @@ enum keysetup_hash {
  * @key_len:     AES key length in bytes, 16, 24 or 32 (0 before
  *               keysetup_set_cipher()); may change in keysetup_derive()
  * @hash:        the -H choice
+ * @random_mode: with -H random/MODE, MODE (octal, the permissions mount
+ *               gives the root of the new file system); else -1
  * @seed:        the -S seed, appended to the passphrase; NULL means none
  * @itercountk:  the -C count, in thousands of iterations; 0 means none
+ * @ask_twice:   -T: keysetup_read_tty() asks twice and compares
+ * @lenient:     what to do with key data of an unexpected line count (2..63
+ *               or more than 65 lines of 20 characters or more), or whose
+ *               last multi-key line has no newline: 0 (the default) refuses
+ *               it; 1 does what loop-AES and aespipe do (warns on stderr,
+ *               then uses line 1 as a single-key passphrase, or the first
+ *               65 lines)
+ * @gpg_key_file: -K: the key data is this gpg-encrypted file, decrypted by
+ *               running gpg with the passphrase that was read; NULL: none
+ * @gpg_home:    -G: gpg's home directory, or NULL
+ * @gpg_key_limit: if not 0, gpg reads at most this many bytes of
+ *               @gpg_key_file (a key file at the start of the volume itself)
  * @lines:       the lines read (NUL-terminated, heap, wiped by keysetup_wipe):
  *               @lines[0] is the passphrase; private to keysetup.c
  * @line_len:    length of each of @lines, in bytes
  * @nstored:     how many of @lines are set
+ * @unterminated: the last stored line ended at the end of the data, not at
+ *               a newline or NUL (and is not empty)
  * @source:      where the lines came from, for messages ("key file F",
  *               "passphrase file descriptor N", "/dev/tty", "passphrase")
  * @nkeys:       how many lines of at least KEYSETUP_MIN_PASS_LEN characters
  *               were read before the first shorter one (spec §3.3): 0 or 1
  *               means single-key, 64 multi-key v2, 65 or 66 multi-key v3
+ * @nslots:      the result's mode: 0 single-key, KEYSETUP_MULTI_V2 or
+ *               KEYSETUP_MULTI_V3 (the number of @slots set)
  * @key_buffer:  the result: KB of spec §3.2, KEYSETUP_KEY_BUFFER_LEN bytes,
  *               what losetup puts in lo_encrypt_key; the AES key is its
- *               first @key_len bytes
+ *               first @key_len bytes.  Multi-key: the hash of line 1 without
+ *               the tweak (what loop-AES's losetup sets before the
+ *               multi-key ioctl; the driver replaces it), or slot 0 for
+ *               -H random
+ * @slots:       multi-key: the tweaked keys of spec §3.3, @nslots of them,
+ *               KEYSETUP_SLOT_LEN bytes each: the LOOP_MULTI_KEY_SETUP(_V3)
+ *               payload
  * @errmsg:      the message of the last failure, NUL-terminated
  *
  * Holds secrets: always finish with keysetup_wipe(), on error paths too.
@@ -107,14 +156,23 @@ struct keysetup {
 	char cipher_name[KEYSETUP_NAME_MAX + 1];
 	unsigned int key_len;
 	enum keysetup_hash hash;
+	int random_mode;
 	const char *seed;
 	unsigned long itercountk;
+	int ask_twice;
+	int lenient;
+	const char *gpg_key_file;
+	const char *gpg_home;
+	unsigned long long gpg_key_limit;
 	char *lines[KEYSETUP_MAX_LINES];
 	size_t line_len[KEYSETUP_MAX_LINES];
 	unsigned int nstored;
+	int unterminated;
 	char source[128];
 	unsigned int nkeys;
+	unsigned int nslots;
 	uint8_t key_buffer[KEYSETUP_KEY_BUFFER_LEN];
+	uint8_t slots[KEYSETUP_MULTI_V3][KEYSETUP_SLOT_LEN];
 	char errmsg[256];
 };
 
@@ -126,6 +184,8 @@ int keysetup_set_cipher(struct keysetup *ks, const char *name);
 int keysetup_set_hash(struct keysetup *ks, const char *name);
 int keysetup_set_seed(struct keysetup *ks, const char *seed);
 int keysetup_set_itercountk(struct keysetup *ks, const char *arg);
+int keysetup_set_gpg(struct keysetup *ks, const char *key_file,
+		     const char *home);
 
 int keysetup_read_fd(struct keysetup *ks, int fd);
 int keysetup_read_file(struct keysetup *ks, const char *path);
@@ -133,5 +193,7 @@ int keysetup_read_tty(struct keysetup *ks, const char *prompt);
 int keysetup_set_passphrase(struct keysetup *ks, const char *pass, size_t len);
 
 int keysetup_derive(struct keysetup *ks);
+
+const char *keysetup_mode_name(const struct keysetup *ks);
 
 #endif /* AESLOOP_KEYSETUP_H */

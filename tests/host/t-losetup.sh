@@ -8,10 +8,13 @@
 # losetup hands over: with it the test checks the encrypt type, key size,
 # cipher name and all 32 key bytes against the vectors, through
 # LOOP_CONFIGURE and through the LOOP_SET_FD + LOOP_SET_STATUS64 fallback,
-# and that no copy of the key is left in losetup's memory at exit.  Bad
-# passphrases, cipher names and options must fail before any loop ioctl
-# (and, checked with strace when installed, before any open of the device
-# or backing file).  Real attaches happen in the VM tests.
+# and that no copy of the key is left in losetup's memory at exit.  The
+# loop-AES options: multi-key key files (-P, --cleartextkey, -p, gpg-encrypted
+# -K with -G), -H random, -o @N, -s, -I, -F with an fstab of the test's own;
+# a failing multi-key ioctl must detach the device again.  Bad passphrases,
+# key files, cipher names and options must fail before any loop ioctl (and,
+# checked with strace when installed, before any open of the device or
+# backing file).  Real attaches happen in the VM tests.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD,
 # AESLOOP_VECTORS.  Prints PASS/FAIL/SKIP lines; exits 1 on a failure.
@@ -57,7 +60,9 @@ command -v strace >/dev/null && have_strace=1
 "$losetup" --help >"$tmp/help" 2>&1
 for opt in '-e, --encryption <name>' '-p, --pass-fd <num>' '-H, --phash <name>' \
 	'-S, --pseed <string>' '-C, --itercountk <num>' '-P, --partscan' \
-	'-o, --offset <num>' '-f, --find'; do
+	'-o, --offset <num>' '-f, --find' '-P <file>, --cleartextkey <file>' \
+	'-K, --gpgkey <file>' '-G, --gpghome <dir>' '-T, --ask-twice' '-I, --loinit <num>' \
+	'-s, --sizelimit <num>' '-o, --offset @<num>' '-F, --fstab' '-R, --recompute-size'; do
 	if grep -qF -- "$opt" "$tmp/help"; then
 		pass "help-shows '$opt'"
 	else
@@ -159,6 +164,202 @@ else
 	fail offset-with-key "losetup -e AES128 -o 4096: shim log: $(tr '\n' ';' <"$log")"
 fi
 
+# col_of CASE COLUMN: a column of intermediates.tsv.
+col_of() {
+	awk -F'\t' -v c="$1" -v k="$2" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+		$1 == c { print $col[k] }' "$vectors/intermediates.tsv"
+}
+
+# expect_multi NAME MODE CASE KEYBYTES CRYPTNAME INPUT ARGS...: a multi-key
+# setup: the info ioctl(s) with type 16 and the key size, lo_encrypt_key the
+# untweaked hash of line 1, then LOOP_MULTI_KEY_SETUP(_V3) with K0, K63 and
+# the v3 seed of the case; nothing left in memory.
+expect_multi() {
+	local name=$1 mode=$2 case=$3 keysize=$4 cname=$5 input=$6 k0 k63 seed n ioctl line tweak key0 i
+	shift 6
+	k0=$(col_of "$case" K0)
+	k63=$(col_of "$case" K63)
+	seed=$(col_of "$case" v3_seed16)
+	if [ -z "$k0" ]; then
+		fail "$name" "case $case not found in $vectors/intermediates.tsv"
+		return
+	fi
+	n=64 ioctl=LOOP_MULTI_KEY_SETUP tweak=0x55
+	if [ "$seed" != - ]; then
+		n=65 ioctl=LOOP_MULTI_KEY_SETUP_V3 tweak=0xf4
+	fi
+	# lo_encrypt_key: slot 0 before the tweak of its first byte
+	key0=$(printf '%02x%s' $((0x${k0:0:2} ^ tweak)) "${k0:2}")
+	run_losetup "$mode" "$input" "$@"
+	if [ "$rc" -ne 0 ]; then
+		fail "$name" "losetup $* (shim mode $mode) exited $rc: $(head -c 300 "$tmp/err")"
+		return
+	fi
+	local infos=(LOOP_CONFIGURE)
+	[ "$mode" = fallback ] && infos+=(LOOP_SET_STATUS64)
+	for i in "${infos[@]}"; do
+		line=$(grep "^$i " "$log")
+		case "$line" in
+		*" type=16 keysize=$keysize name=$cname key=$key0"*) ;;
+		*)
+			fail "$name" "losetup $*: $i carried '$line', expected type=16 keysize=$keysize name=$cname key=$key0..."
+			return
+			;;
+		esac
+	done
+	line=$(grep "^$ioctl " "$log")
+	case "$line" in
+	"$ioctl n=$n s0=$k0"*" s63=$k63"*)
+		if [ "$n" = 65 ] && [[ "$line" != *" s64=$seed"* ]]; then
+			fail "$name" "losetup $*: v3 seed differs: '$line', expected s64=$seed..."
+			return
+		fi
+		;;
+	*)
+		fail "$name" "losetup $*: expected $ioctl n=$n s0=$k0... s63=$k63..., shim log: $(tr '\n' ';' <"$log" | head -c 600)"
+		return
+		;;
+	esac
+	if grep -q '^LOOP_CLR_FD' "$log"; then
+		fail "$name" "losetup $*: detached after a good setup"
+	elif ! grep -qx 'KEYSCAN 0' "$log"; then
+		fail "$name" "losetup $*: key left in memory at exit: $(grep KEYSCAN "$log")"
+	else
+		pass "$name"
+	fi
+}
+
+for mode in configure fallback; do
+	for bits in 128 192 256; do
+		expect_multi "$mode-aes$bits-keys64-P" "$mode" "aes$bits-v2-keys64" $((bits / 8)) "AES$bits" \
+			/dev/null -e "AES$bits" -P "$vectors/keys64.txt" "$dev" "$backing"
+		expect_multi "$mode-aes$bits-keys65-P" "$mode" "aes$bits-v3-keys65" $((bits / 8)) "AES$bits" \
+			/dev/null -e "AES$bits" -P "$vectors/keys65.txt" "$dev" "$backing"
+		expect_multi "$mode-aes$bits-keys65-p-fd" "$mode" "aes$bits-v3-keys65" $((bits / 8)) "AES$bits" \
+			"$vectors/keys65.txt" -e "AES$bits" -p 0 "$dev" "$backing"
+	done
+	expect_multi "$mode-aes128-keys64-sha512" "$mode" aes128-v2-keys64-sha512 16 AES128 \
+		/dev/null -e AES128 -H sha512 --cleartextkey "$vectors/keys64.txt" "$dev" "$backing"
+	expect_key "$mode-keys1-P-single" "$mode" aes256-keys1 32 AES256 /dev/null \
+		-e AES256 -P "$vectors/keys1.txt" "$dev" "$backing"
+done
+# Long options and a cluster ("-rP" is read-only + key file with -e).
+expect_multi keys64-long-options configure aes256-v2-keys64 32 AES256 /dev/null \
+	--encryption=AES256 --cleartextkey="$vectors/keys64.txt" "$dev" "$backing"
+expect_multi keys65-P-cluster configure aes128-v3-keys65 16 AES128 /dev/null \
+	-e AES128 -rP "$vectors/keys65.txt" "$dev" "$backing"
+# -p wins over -P, as in loop-AES.
+expect_multi p-wins-over-P configure aes128-v3-keys65 16 AES128 "$vectors/keys65.txt" \
+	-e AES128 -p 0 -P "$vectors/keys64.txt" "$dev" "$backing"
+
+# gpg-encrypted key files (-K, -G), made here; the passphrase on -p or in -P.
+if command -v gpg >/dev/null; then
+	gh=$tmp/gnupg
+	mkdir -m 700 "$gh"
+	printf '%s\n' 'gpg secret passphrase 4711' >"$tmp/gpg.pass"
+	printf '%s\n' 'wrong gpg secret passphrase' >"$tmp/gpg.wrong"
+	printf '%s\n' 12345678901234567890 >"$tmp/gpg.upstream"
+	for f in keys1 keys64 keys65; do
+		gpg --homedir "$gh" --batch --quiet --pinentry-mode loopback --passphrase-fd 3 \
+			--symmetric -o "$tmp/$f.gpg" "$vectors/$f.txt" 3<"$tmp/gpg.pass" 2>/dev/null ||
+			fail "gpg-make-$f" "gpg --symmetric failed"
+	done
+	expect_key gpg-keys1-single configure aes128-keys1 16 AES128 "$tmp/gpg.pass" \
+		-e AES128 -K "$tmp/keys1.gpg" -G "$gh" -p 0 "$dev" "$backing"
+	expect_multi gpg-keys64-v2 fallback aes192-v2-keys64 24 AES192 "$tmp/gpg.pass" \
+		-e AES192 -K "$tmp/keys64.gpg" -G "$gh" -p 0 "$dev" "$backing"
+	expect_multi gpg-keys65-v3 configure aes256-v3-keys65 32 AES256 "$tmp/gpg.pass" \
+		-e AES256 --gpgkey "$tmp/keys65.gpg" --gpghome "$gh" -p 0 "$dev" "$backing"
+	expect_multi gpg-keys65-pass-in-P configure aes128-v3-keys65 16 AES128 /dev/null \
+		-e AES128 -K "$tmp/keys65.gpg" -G "$gh" -P "$tmp/gpg.pass" "$dev" "$backing"
+	# Upstream aespipe's gpg key files give what their cleartext gives.
+	for i in 1 2 3; do
+		up=$vectors/aespipe/gpgkey$i
+		[ -r "$up.asc" ] || continue
+		run_losetup configure /dev/null -e AES128 -P "$up.txt" "$dev" "$backing"
+		grep '^LOOP' "$log" >"$tmp/want.log"
+		run_losetup configure "$tmp/gpg.upstream" -e AES128 -K "$up.asc" -G "$gh" -p 0 "$dev" "$backing"
+		if [ "$rc" -eq 0 ] && [ -s "$tmp/want.log" ] && grep '^LOOP' "$log" | cmp -s - "$tmp/want.log"; then
+			pass "gpg-upstream-gpgkey$i"
+		else
+			fail "gpg-upstream-gpgkey$i" "losetup -K gpgkey$i.asc (exit $rc) differs from -P gpgkey$i.txt: $(head -c 300 "$tmp/err")"
+		fi
+	done
+else
+	skip gpg "gpg is not installed"
+fi
+
+# -H random: 65 distinct random keys, v3, nothing read (no terminal either).
+: >"$log"
+AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=configure LD_PRELOAD=$shim setsid -w "$losetup" \
+	-e AES256 -H random "$dev" "$backing" </dev/null >/dev/null 2>"$tmp/err"
+rc=$?
+if [ "$rc" -eq 0 ] && grep -q '^LOOP_CONFIGURE type=16 keysize=32 name=AES256 ' "$log" &&
+   grep -q '^LOOP_MULTI_KEY_SETUP_V3 n=65 .* distinct=65$' "$log" && grep -qx 'KEYSCAN 0' "$log"; then
+	pass random-keys
+else
+	fail random-keys "losetup -H random (exit $rc): $(head -c 200 "$tmp/err") shim log: $(tr '\n' ';' <"$log" | head -c 600)"
+fi
+run_losetup configure /dev/null -e AES128 -H random "$dev" "$backing"
+s0a=$(sed -n 's/^LOOP_MULTI_KEY_SETUP_V3 n=65 s0=\([0-9a-f]*\) .*/\1/p' "$log")
+run_losetup configure /dev/null -e AES128 -H random "$dev" "$backing"
+s0b=$(sed -n 's/^LOOP_MULTI_KEY_SETUP_V3 n=65 s0=\([0-9a-f]*\) .*/\1/p' "$log")
+if [ -n "$s0a" ] && [ "$s0a" != "$s0b" ]; then
+	pass random-keys-fresh
+else
+	fail random-keys-fresh "two runs of -H random gave slot 0 '$s0a' and '$s0b'"
+fi
+
+# -o @N: lo_offset -N; -s is --sizelimit; -I sets lo_init[0].
+run_losetup configure "$tmp/pass.long" -e AES128 -p 0 -o @8192 -s 16384 -I 7 "$dev" "$backing"
+if grep -q "^LOOP_CONFIGURE type=16 keysize=16 name=AES128 key=$(key_of aes128-pass) offset=-8192 sizelimit=16384 .* init=7$" "$log"; then
+	pass offset-at-sizelimit-loinit
+else
+	fail offset-at-sizelimit-loinit "losetup -o @8192 -s 16384 -I 7: shim log: $(tr '\n' ';' <"$log")"
+fi
+run_losetup configure /dev/null -o @4096 "$dev" "$backing"
+if grep -q "^LOOP_CONFIGURE type=0 .* offset=-4096 " "$log"; then
+	pass offset-at-plain
+else
+	fail offset-at-plain "losetup -o @4096 (no -e): shim log: $(tr '\n' ';' <"$log")"
+fi
+
+# -F: the options and the file from the fstab line with loop=<device>.
+fstab=$tmp/fstab
+{
+	echo '# a comment line'
+	echo '/dev/sdz9  /other  ext4  defaults,loop=/dev/loop9,encryption=AES128  0 0'
+	echo "$backing  /secret  ext4  defaults,noauto,loop=$dev,encryption=AES256,offset=@4096,cleartextkey=$vectors/keys65.txt  0 0"
+} >"$fstab"
+# (The fake device has the size the offset leaves, for util-linux's size check.)
+truncate -s $((1048576 - 4096)) "$dev"
+LIBMOUNT_FSTAB=$fstab expect_multi fstab-F configure aes256-v3-keys65 32 AES256 /dev/null -F "$dev"
+if grep -q "^LOOP_CONFIGURE .* offset=-4096 .* file=$backing" "$log"; then
+	pass fstab-F-offset-file
+else
+	fail fstab-F-offset-file "losetup -F: shim log: $(tr '\n' ';' <"$log" | head -c 400)"
+fi
+# The command line wins over the fstab line.
+LIBMOUNT_FSTAB=$fstab expect_multi fstab-F-cmdline-wins configure aes128-v2-keys64 16 AES128 /dev/null \
+	-F -e AES128 -P "$vectors/keys64.txt" "$dev"
+truncate -s 0 "$dev"
+
+# A failing multi-key ioctl: the device is detached again, with a message.
+for mode in configure fallback; do
+	: >"$log"
+	AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=$mode AESLOOP_SHIM_FAIL=multi LD_PRELOAD=$shim \
+		"$losetup" -e AES128 -P "$vectors/keys65.txt" "$dev" "$backing" </dev/null >/dev/null 2>"$tmp/err"
+	rc=$?
+	if [ "$rc" -ne 0 ] && grep -q 'multi-key set-up (multi-key-v3) failed: Invalid argument' "$tmp/err" &&
+	   grep -q '^LOOP_MULTI_KEY_SETUP_V3 ' "$log" &&
+	   sed -n '/^LOOP_MULTI_KEY_SETUP_V3 /,$p' "$log" | grep -q '^LOOP_CLR_FD' &&
+	   grep -qx 'KEYSCAN 0' "$log"; then
+		pass "$mode-multi-key-failure-detaches"
+	else
+		fail "$mode-multi-key-failure-detaches" "exit $rc, '$(head -c 300 "$tmp/err")', shim log: $(tr '\n' ';' <"$log" | head -c 500)"
+	fi
+done
+
 # Stock setups still work and carry no key.
 zero_key=$(printf '0%.0s' $(seq 64))
 run_losetup configure /dev/null -P "$dev" "$backing"
@@ -229,8 +430,48 @@ expect_refusal refuse-bad-pass-fd 'invalid passphrase file descriptor' "$tmp/pas
 	-e AES128 -p x "$dev" "$backing"
 expect_refusal refuse-closed-pass-fd 'descriptor 9: cannot read: Bad file descriptor' "$tmp/pass.long" \
 	-e AES128 -p 9 "$dev" "$backing"
-expect_refusal refuse-multi-key 'multi-key is not supported yet' /dev/null \
-	-e AES128 -p 3 "$dev" "$backing" 3<"$vectors/keys64.txt"
+head -n 63 "$vectors/keys64.txt" >"$tmp/keys63.txt"
+head -c -5 "$vectors/keys65.txt" >"$tmp/keys65-cut.txt"
+head -n 64 "$vectors/keys65.txt" >"$tmp/keys64-cut.txt"
+printf 'abcdefg' >>"$tmp/keys64-cut.txt"
+expect_refusal refuse-63-line-key-file 'unknown key data format: 63 lines' /dev/null \
+	-e AES128 -P "$tmp/keys63.txt" "$dev" "$backing"
+expect_refusal refuse-63-lines-on-fd 'unknown key data format: 63 lines' "$tmp/keys63.txt" \
+	-e AES128 -p 0 "$dev" "$backing"
+expect_refusal refuse-unterminated-last-line 'ends in the middle of line 65 .*truncated' /dev/null \
+	-e AES128 -P "$tmp/keys65-cut.txt" "$dev" "$backing"
+expect_refusal refuse-cut-line-after-64 'ends in the middle of line 65' /dev/null \
+	-e AES128 -P "$tmp/keys64-cut.txt" "$dev" "$backing"
+expect_refusal refuse-missing-key-file 'cannot open key file /nonexistent/keys' /dev/null \
+	-e AES128 -P /nonexistent/keys "$dev" "$backing"
+expect_refusal refuse-random-read-only 'phash=random makes a new volume' /dev/null \
+	-e AES128 -H random -r "$dev" "$backing"
+expect_refusal refuse-bad-random-mode "after 'random/' comes an octal mode" /dev/null \
+	-e AES128 -H random/99 "$dev" "$backing"
+expect_refusal refuse-cleartextkey-without-encryption 'require --encryption' /dev/null \
+	--cleartextkey "$vectors/keys64.txt" "$dev" "$backing"
+expect_refusal refuse-gpgkey-without-encryption 'require --encryption' /dev/null \
+	-K /tmp/x.gpg "$dev" "$backing"
+expect_refusal refuse-bad-at-offset "invalid offset '@0'" /dev/null \
+	-e AES128 -P "$vectors/keys64.txt" -o @0 "$dev" "$backing"
+expect_refusal refuse-bad-loinit 'failed to parse loinit' /dev/null \
+	-e AES128 -P "$vectors/keys64.txt" -I x "$dev" "$backing"
+printf '%s\n' "$backing /x ext4 loop=$dev,encryption=AES128 0 0" >>"$fstab"
+LIBMOUNT_FSTAB=$fstab expect_refusal refuse-fstab-twice "2 lines of $fstab have the option loop=$dev" /dev/null \
+	-F "$dev"
+LIBMOUNT_FSTAB=$fstab expect_refusal refuse-fstab-missing "no line of $fstab has the option loop=/dev/loop-none" /dev/null \
+	-F /dev/loop-none
+if command -v gpg >/dev/null; then
+	expect_refusal refuse-gpg-wrong-passphrase 'decryption failed (wrong passphrase?): gpg: decryption failed' \
+		"$tmp/gpg.wrong" -e AES128 -K "$tmp/keys65.gpg" -G "$gh" -p 0 "$dev" "$backing"
+	expect_refusal refuse-gpg-not-encrypted 'decryption failed' \
+		"$tmp/gpg.pass" -e AES128 -K "$vectors/keys65.txt" -G "$gh" -p 0 "$dev" "$backing"
+	expect_refusal refuse-gpg-missing-file 'cannot open gpg key file /nonexistent/k.gpg' \
+		"$tmp/gpg.pass" -e AES128 -K /nonexistent/k.gpg -G "$gh" -p 0 "$dev" "$backing"
+	AESLOOP_GPG=/nonexistent/gpg expect_refusal refuse-gpg-missing 'cannot run gpg /nonexistent/gpg: No such file' \
+		"$tmp/gpg.pass" -e AES128 -K "$tmp/keys65.gpg" -G "$gh" -p 0 "$dev" "$backing"
+	gpgconf --homedir "$gh" --kill gpg-agent >/dev/null 2>&1 || true
+fi
 expect_refusal refuse-pass-fd-without-encryption 'require --encryption' "$tmp/pass.long" \
 	-p 0 "$dev" "$backing"
 expect_refusal refuse-encryption-with-list 'allowed during loop device setup only' "$tmp/pass.long" \
@@ -263,6 +504,26 @@ if command -v script >/dev/null && command -v timeout >/dev/null; then
 		fail tty-prompt "the typed passphrase did not give the aes128-pass key: $(tr '\n' ';' <"$log")"
 	else
 		pass tty-prompt-no-echo
+	fi
+	# -T: asked twice; the same twice works, two different ones do not.
+	: >"$log"
+	{ sleep 1; printf '%s\n' "$pass_long"; sleep 1; printf '%s\n' "$pass_long"; } |
+		AESLOOP_SHIM_LOG=$log LD_PRELOAD=$shim timeout 20 \
+			script -qec "'$losetup' -e AES128 -T '$dev' '$backing'" /dev/null >"$tmp/screen" 2>&1
+	if grep -q 'Retype password: ' "$tmp/screen" &&
+	   grep -q "^LOOP_CONFIGURE type=16 keysize=16 name=AES128 key=$(key_of aes128-pass) " "$log"; then
+		pass tty-ask-twice
+	else
+		fail tty-ask-twice "losetup -T: screen '$(head -c 200 "$tmp/screen")', shim log: $(tr '\n' ';' <"$log")"
+	fi
+	: >"$log"
+	{ sleep 1; printf '%s\n' "$pass_long"; sleep 1; printf '%s\n' "$pass_long, not the same"; } |
+		AESLOOP_SHIM_LOG=$log LD_PRELOAD=$shim timeout 20 \
+			script -qec "'$losetup' -e AES128 -T '$dev' '$backing'" /dev/null >"$tmp/screen" 2>&1
+	if grep -q 'passphrases typed on /dev/tty are not identical' "$tmp/screen" && ! grep -q '^LOOP' "$log"; then
+		pass tty-ask-twice-mismatch
+	else
+		fail tty-ask-twice-mismatch "losetup -T with two passphrases: screen '$(head -c 300 "$tmp/screen")', shim log: $(tr '\n' ';' <"$log")"
 	fi
 else
 	skip tty-prompt "script(1) or timeout(1) missing"

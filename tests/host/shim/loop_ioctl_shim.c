@@ -14,14 +14,22 @@
  *   LOOP_SET_FD        succeeds
  *   LOOP_SET_STATUS64  logged with its struct loop_info64; succeeds
  *   LOOP_CLR_FD        succeeds
+ *   LOOP_MULTI_KEY_SETUP, LOOP_MULTI_KEY_SETUP_V3 (loop-AES, 0x4C4D/0x4C4E)
+ *                      logged with the 64/65 key slots; fail with EINVAL
+ *                      when AESLOOP_SHIM_FAIL=multi, else succeed
+ *   LOOP_RECOMPUTE_DEV_SIZE (0x4C52)  logged; succeeds
  *   any other          fails with ENOTTY
  *
  * An info line reads: NAME type=T keysize=K name=CRYPTNAME key=HEX64
- * offset=O sizelimit=S flags=F file=BACKINGNAME
+ * offset=O sizelimit=S flags=F file=BACKINGNAME init=I
+ * (O as a signed number: loop-AES's "@N" offsets are negative).  A
+ * multi-key line: NAME n=64|65 s0=HEX64 s63=HEX64 s64=HEX64|- distinct=D
+ * (D: how many of the slots differ from all others).
  *
  * At exit (after losetup's own exit handlers) the shim searches every
- * writable mapping of the process for the first 16 bytes of the last key it
- * saw, and logs "KEYSCAN N" with the number of copies left in memory.
+ * writable mapping of the process for the first 16 bytes of the last key
+ * and of the multi-key slots 0, 63 and 64 it saw, and logs "KEYSCAN N"
+ * with the number of copies left in memory.
  *
  * Other ioctls go to the C library.
  */
@@ -37,9 +45,15 @@
 #include <linux/loop.h>
 
 #define KEY_PROBE_LEN	16
+#define NPROBES		4	/* lo_encrypt_key, slots 0, 63, 64 */
+#define SLOT_LEN	32
 
-static unsigned char seen_key[KEY_PROBE_LEN];
-static int have_key;
+#define SHIM_LOOP_MULTI_KEY_SETUP	0x4C4D
+#define SHIM_LOOP_MULTI_KEY_SETUP_V3	0x4C4E
+#define SHIM_LOOP_RECOMPUTE_DEV_SIZE	0x4C52
+
+static unsigned char seen_key[NPROBES][KEY_PROBE_LEN];
+static int have_key[NPROBES];
 
 static void log_line(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -60,7 +74,22 @@ static void log_line(const char *fmt, ...)
 	fclose(f);
 }
 
-static void log_info(const char *what, const struct loop_info64 *info)
+/*
+ * The logging below handles key bytes in its own stack frames: wipe the
+ * stack under ioctl() afterwards, so that the key scan at exit sees only
+ * what losetup itself left.
+ */
+static void __attribute__((noinline)) scrub_stack(void)
+{
+	volatile unsigned char pad[32768];
+	size_t i;
+
+	for (i = 0; i < sizeof(pad); i++)
+		pad[i] = 0;
+}
+
+static void __attribute__((noinline))
+log_info(const char *what, const struct loop_info64 *info)
 {
 	char hex[2 * LO_KEY_SIZE + 1], name[LO_NAME_SIZE + 1], file[LO_NAME_SIZE + 1];
 	int i, nonzero = 0;
@@ -73,13 +102,53 @@ static void log_info(const char *what, const struct loop_info64 *info)
 	name[LO_NAME_SIZE] = '\0';
 	memcpy(file, info->lo_file_name, LO_NAME_SIZE);
 	file[LO_NAME_SIZE] = '\0';
-	log_line("%s type=%u keysize=%u name=%s key=%s offset=%llu sizelimit=%llu flags=%u file=%s\n",
+	log_line("%s type=%u keysize=%u name=%s key=%s offset=%lld sizelimit=%llu flags=%u file=%s init=%llu\n",
 		 what, info->lo_encrypt_type, info->lo_encrypt_key_size, name, hex,
-		 (unsigned long long)info->lo_offset,
-		 (unsigned long long)info->lo_sizelimit, info->lo_flags, file);
+		 (long long)info->lo_offset,
+		 (unsigned long long)info->lo_sizelimit, info->lo_flags, file,
+		 (unsigned long long)info->lo_init[0]);
 	if (nonzero) {
-		memcpy(seen_key, info->lo_encrypt_key, KEY_PROBE_LEN);
-		have_key = 1;
+		memcpy(seen_key[0], info->lo_encrypt_key, KEY_PROBE_LEN);
+		have_key[0] = 1;
+	}
+}
+
+static void slot_hex(char *out, const unsigned char *slot)
+{
+	int i;
+
+	for (i = 0; i < SLOT_LEN; i++)
+		snprintf(out + 2 * i, 3, "%02x", slot[i]);
+}
+
+static void __attribute__((noinline))
+log_multi(const char *what, const unsigned char (*slots)[SLOT_LEN], int n)
+{
+	char s0[2 * SLOT_LEN + 1], s63[2 * SLOT_LEN + 1], s64[2 * SLOT_LEN + 1];
+	int i, j, distinct = 0;
+
+	for (i = 0; i < n; i++) {
+		int same = 0;
+
+		for (j = 0; j < n; j++)
+			if (j != i && !memcmp(slots[i], slots[j], SLOT_LEN))
+				same = 1;
+		distinct += !same;
+	}
+	slot_hex(s0, slots[0]);
+	slot_hex(s63, slots[63]);
+	if (n == 65)
+		slot_hex(s64, slots[64]);
+	else
+		strcpy(s64, "-");
+	log_line("%s n=%d s0=%s s63=%s s64=%s distinct=%d\n", what, n, s0, s63,
+		 s64, distinct);
+	memcpy(seen_key[1], slots[0], KEY_PROBE_LEN);
+	memcpy(seen_key[2], slots[63], KEY_PROBE_LEN);
+	have_key[1] = have_key[2] = 1;
+	if (n == 65) {
+		memcpy(seen_key[3], slots[64], KEY_PROBE_LEN);
+		have_key[3] = 1;
 	}
 }
 
@@ -101,6 +170,7 @@ int ioctl(int fd, unsigned long req, ...)
 	switch (req) {
 	case LOOP_CONFIGURE:
 		log_info("LOOP_CONFIGURE", &((struct loop_config *)arg)->info);
+		scrub_stack();
 		if (mode && !strcmp(mode, "fallback")) {
 			errno = EINVAL;
 			return -1;
@@ -111,9 +181,28 @@ int ioctl(int fd, unsigned long req, ...)
 		return 0;
 	case LOOP_SET_STATUS64:
 		log_info("LOOP_SET_STATUS64", arg);
+		scrub_stack();
 		return 0;
 	case LOOP_CLR_FD:
 		log_line("LOOP_CLR_FD\n");
+		return 0;
+	case SHIM_LOOP_MULTI_KEY_SETUP:
+	case SHIM_LOOP_MULTI_KEY_SETUP_V3:
+	{
+		const char *fail = getenv("AESLOOP_SHIM_FAIL");
+		int n = req == SHIM_LOOP_MULTI_KEY_SETUP ? 64 : 65;
+
+		log_multi(n == 64 ? "LOOP_MULTI_KEY_SETUP" : "LOOP_MULTI_KEY_SETUP_V3",
+			  arg, n);
+		scrub_stack();
+		if (fail && strstr(fail, "multi")) {
+			errno = EINVAL;
+			return -1;
+		}
+		return 0;
+	}
+	case SHIM_LOOP_RECOMPUTE_DEV_SIZE:
+		log_line("LOOP_RECOMPUTE_DEV_SIZE\n");
 		return 0;
 	default:
 		log_line("LOOP_OTHER 0x%lx\n", req);
@@ -128,8 +217,11 @@ static void __attribute__((destructor)) scan_for_key(void)
 	char line[512];
 	FILE *maps;
 	long found = 0;
+	int k, any = 0;
 
-	if (!have_key)
+	for (k = 0; k < NPROBES; k++)
+		any |= have_key[k];
+	if (!any)
 		return;
 	maps = fopen("/proc/self/maps", "r");
 	if (!maps)
@@ -144,10 +236,16 @@ static void __attribute__((destructor)) scan_for_key(void)
 			continue;
 		end = (const unsigned char *)hi - KEY_PROBE_LEN;
 		for (p = (const unsigned char *)lo; p <= end; p++) {
-			if (*p != seen_key[0] || p == seen_key ||
-			    memcmp(p, seen_key, KEY_PROBE_LEN))
-				continue;
-			found++;
+			for (k = 0; k < NPROBES; k++) {
+				if (!have_key[k] || *p != seen_key[k][0] ||
+				    (p >= &seen_key[0][0] &&
+				     p < &seen_key[0][0] + sizeof(seen_key)) ||
+				    memcmp(p, seen_key[k], KEY_PROBE_LEN))
+					continue;
+				found++;
+				log_line("KEYCOPY probe=%d at=%p in %s", k,
+					 (const void *)p, line);
+			}
 		}
 	}
 	fclose(maps);

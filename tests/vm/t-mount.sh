@@ -1,0 +1,201 @@
+#!/bin/bash
+# VM test: loop-AES mount and swap options of the patched util-linux mount,
+# swapon and swapoff (build/bin, run from /aesloop; spec section 7):
+#   mount-*     mount -o loop,encryption=,cleartextkey= / gpgkey= / -p FD
+#               opens volumes losetup wrote (multi-key v2/v3, single-key,
+#               offset=@N); umount leaves no loop device behind
+#   fstab-*     an fstab line (mount -T) with loop=/dev/loopN, encryption=,
+#               gpgkey=, gpghome=; after losetup -F on the same line, mount
+#               uses that device without asking for the passphrase again
+#   random-*    phash=random/1777: a new file system with fresh keys at
+#               every mount, its root directory mode 1777
+#   swap-*      an fstab swap line with loop=, encryption=, phash=random:
+#               swapon -a sets the loop up (65 keys, multi-key-v3) and runs
+#               mkswap, swapoff -a (or swapoff SOURCE) detaches it; fresh
+#               keys at the next swapon; swapon -o on the command line
+#   refuse-*    bad key data or options: mount fails, nothing left attached
+# shellcheck source=lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+
+bin=/aesloop/build/bin
+vectors=/share/vectors
+work=/tmp/t-mount
+mkdir -p "$work" /mnt/m /mnt/r
+pass='correct horse battery staple 2026'
+printf '%s\n' "$pass" >"$work/pass"
+
+for p in mount swapon swapoff; do
+	if [ ! -x "$bin/$p" ]; then
+		t_skip "$p" "$bin/$p is not built (make losetup builds it)"
+		exit 0
+	fi
+done
+mount=$bin/mount
+
+# No loop device may be left attached to FILE.
+nothing_attached() {
+	if losetup.stock -j "$1" | grep -q .; then
+		t_fail "$2" "still attached: $(losetup.stock -j "$1")"
+	else
+		t_pass "$2"
+	fi
+}
+
+# make_fs NAME FILE LOSETUP-OPTIONS...: ext4 with a marker file, written
+# through losetup with the options; prints nothing, fails on error.
+make_fs() {
+	local name=$1 file=$2 dev
+	shift 2
+	t_zerofile "$file" 16M
+	dev=$(losetup "$@" -f --show "$file" <"$work/pass") || return 1
+	mkfs.ext4 -q "$dev" && mount "$dev" /mnt/m && echo "$name" >/mnt/m/marker &&
+		umount /mnt/m
+	losetup -d "$dev"
+}
+
+# check_mounted NAME FILE WANT-CRYPT: the marker reads back, losetup shows
+# the mode, umount frees the loop device.
+check_mounted() {
+	local name=$1 file=$2 want=$3 dev
+	dev=$(findmnt -n -o SOURCE /mnt/m 2>/dev/null || awk '$2 == "/mnt/m" { print $1 }' /proc/mounts)
+	t_expect_eq "$name-marker" "$name" "$(cat /mnt/m/marker 2>/dev/null)"
+	case "$(losetup "$dev")" in
+	*"$want") t_pass "$name-losetup-shows" ;;
+	*) t_fail "$name-losetup-shows" "losetup $dev printed '$(losetup "$dev")', expected ...$want" ;;
+	esac
+	umount /mnt/m
+	nothing_attached "$file" "$name-umount-detaches"
+}
+
+# An ordinary loop mount still works with the patched mount.
+img=$work/plain.img
+t_zerofile "$img" 16M
+if mkfs.ext4 -q -F "$img" && t_check mount-plain-loop "$mount" -o loop "$img" /mnt/m; then
+	umount /mnt/m
+	nothing_attached "$img" mount-plain-umount-detaches
+fi
+
+img=$work/v3.img
+if make_fs mount-v3 "$img" -e AES256 -P "$vectors/keys65.txt"; then
+	if t_check mount-v3 "$mount" -t ext4 -o loop,encryption=AES256,cleartextkey="$vectors/keys65.txt" "$img" /mnt/m; then
+		check_mounted mount-v3 "$img" "encryption=AES256 multi-key-v3"
+	fi
+else
+	t_fail mount-v3 "could not make the volume with losetup"
+fi
+
+img=$work/v2.img
+if make_fs mount-v2-at "$img" -e AES128 -P "$vectors/keys64.txt" -o @8192; then
+	if t_check mount-v2-at "$mount" -o loop,encryption=AES128,offset=@8192,cleartextkey="$vectors/keys64.txt" "$img" /mnt/m; then
+		check_mounted mount-v2-at "$img" "offset=@8192 encryption=AES128 multi-key-v2"
+	fi
+else
+	t_fail mount-v2-at "could not make the volume with losetup"
+fi
+
+img=$work/single.img
+if make_fs mount-pass-fd "$img" -e AES192 -p 0; then
+	if t_check mount-pass-fd bash -c "'$mount' -p 3 -o loop,encryption=AES192 '$img' /mnt/m 3<'$work/pass'"; then
+		check_mounted mount-pass-fd "$img" "encryption=AES192"
+	fi
+	t_expect_fail refuse-wrong-passphrase '' bash -c "echo 'not the passphrase, but long enough' | '$mount' -p 0 -o loop,encryption=AES192 -t ext4 '$img' /mnt/m"
+	nothing_attached "$img" refuse-wrong-passphrase-nothing-attached
+else
+	t_fail mount-pass-fd "could not make the volume with losetup"
+fi
+
+# gpg key file in an fstab line, with losetup -F first (one passphrase).
+gh=$work/gnupg
+mkdir -m 700 "$gh"
+printf '%s\n' 'gpg secret passphrase 4711' >"$work/gpg.pass"
+if gpg --homedir "$gh" --batch --quiet --pinentry-mode loopback --passphrase-fd 3 \
+	--symmetric -o "$work/keys65.gpg" "$vectors/keys65.txt" 3<"$work/gpg.pass" 2>/dev/null; then
+	img=$work/gpg.img
+	if make_fs fstab-gpg "$img" -e AES128 -K "$work/keys65.gpg" -G "$gh" -P "$work/gpg.pass"; then
+		loop=$(losetup.stock -f)
+		printf '%s\n' "$img /mnt/m ext4 noauto,loop=$loop,encryption=AES128,gpgkey=$work/keys65.gpg,gpghome=$gh 0 0" >"$work/fstab"
+		if t_check fstab-gpg bash -c "'$mount' -T '$work/fstab' -p 3 /mnt/m 3<'$work/gpg.pass'"; then
+			t_expect_eq fstab-gpg-loop "$loop" "$(awk '$2 == "/mnt/m" { print $1 }' /proc/mounts)"
+			check_mounted fstab-gpg "$img" "encryption=AES128 multi-key-v3"
+		fi
+		# losetup -F, then mount: the device set up already is used as
+		# it is (no passphrase: stdin is empty and there is no terminal).
+		if LIBMOUNT_FSTAB=$work/fstab losetup -F -P "$work/gpg.pass" "$loop"; then
+			t_check fstab-after-losetup-F "$mount" -T "$work/fstab" /mnt/m </dev/null &&
+				t_expect_eq fstab-after-losetup-F-marker fstab-gpg "$(cat /mnt/m/marker 2>/dev/null)"
+			umount /mnt/m 2>/dev/null
+			losetup -d "$loop" 2>/dev/null
+		else
+			t_fail fstab-after-losetup-F "losetup -F $loop failed"
+		fi
+		nothing_attached "$img" fstab-gpg-nothing-left
+	fi
+fi
+gpgconf --homedir "$gh" --kill gpg-agent >/dev/null 2>&1 || true
+
+# phash=random/1777: a new file system at every mount.
+img=$work/random.img
+t_zerofile "$img" 16M
+loop=$(losetup.stock -f)
+if t_check random-mount "$mount" -t ext4 -o loop="$loop",encryption=AES128,phash=random/1777 "$img" /mnt/r; then
+	t_expect_eq random-mode 1777 "$(stat -c %a /mnt/r)"
+	case "$(losetup "$loop")" in
+	*"encryption=AES128 multi-key-v3") t_pass random-v3 ;;
+	*) t_fail random-v3 "losetup $loop printed '$(losetup "$loop")'" ;;
+	esac
+	echo old >/mnt/r/file
+	umount /mnt/r
+	if t_check random-mount-again "$mount" -t ext4 -o loop="$loop",encryption=AES128,phash=random/1777 "$img" /mnt/r; then
+		if [ -e /mnt/r/file ]; then
+			t_fail random-fresh "the file of the previous mount is still there"
+		else
+			t_pass random-fresh
+		fi
+		umount /mnt/r
+	fi
+fi
+nothing_attached "$img" random-nothing-left
+
+# Encrypted swap from fstab, phash=random: swapon -a / swapoff -a.
+img=$work/swap.img
+t_zerofile "$img" 8M
+loop=$(losetup.stock -f)
+printf '%s\n' "$img none swap sw,loop=$loop,encryption=AES128,phash=random 0 0" >"$work/fstab.swap"
+if t_check swap-on env LIBMOUNT_FSTAB="$work/fstab.swap" "$bin/swapon" -a; then
+	t_check swap-active grep -q "^$loop " /proc/swaps
+	case "$(losetup "$loop")" in
+	*"($img) encryption=AES128 multi-key-v3") t_pass swap-v3 ;;
+	*) t_fail swap-v3 "losetup $loop printed '$(losetup "$loop")'" ;;
+	esac
+	first=$(head -c 4096 "$img" | sha256sum)
+	t_check swap-off env LIBMOUNT_FSTAB="$work/fstab.swap" "$bin/swapoff" -a
+	nothing_attached "$img" swap-off-detaches
+	if t_check swap-on-again env LIBMOUNT_FSTAB="$work/fstab.swap" "$bin/swapon" -a; then
+		if [ "$(head -c 4096 "$img" | sha256sum)" != "$first" ]; then
+			t_pass swap-fresh-keys
+		else
+			t_fail swap-fresh-keys "the swap header has the same ciphertext after a new swapon"
+		fi
+		# swapoff by the name of the backing file: its loop= is found.
+		t_check swap-off-by-source env LIBMOUNT_FSTAB="$work/fstab.swap" "$bin/swapoff" "$img"
+		nothing_attached "$img" swap-off-by-source-detaches
+	fi
+fi
+loop=$(losetup.stock -f)
+if t_check swap-on-cmdline "$bin/swapon" -o "loop=$loop,encryption=AES256,phash=random" "$img"; then
+	t_check swap-cmdline-active grep -q "^$loop " /proc/swaps
+	t_check swap-cmdline-off "$bin/swapoff" "$loop"
+	nothing_attached "$img" swap-cmdline-detaches
+fi
+
+# Refusals: nothing attached afterwards.
+img=$work/refuse.img
+t_zerofile "$img" 4M
+head -n 63 "$vectors/keys64.txt" >"$work/keys63.txt"
+t_expect_fail refuse-63-lines 'unknown key data format: 63 lines' \
+	"$mount" -t ext4 -o loop,encryption=AES128,cleartextkey="$work/keys63.txt" "$img" /mnt/m
+t_expect_fail refuse-pseed-without-encryption 'need encryption=' \
+	"$mount" -t ext4 -o loop,pseed=abc "$img" /mnt/m
+t_expect_fail refuse-random-without-type 'needs a read-write mount and a file system type' \
+	"$mount" -o loop,encryption=AES128,phash=random "$img" /mnt/m
+nothing_attached "$img" refuse-nothing-attached

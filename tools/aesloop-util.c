@@ -1,0 +1,766 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aesloop-util.c - the loop-AES parts that the patched util-linux losetup,
+ * mount and swapon share (../shared/spec/loop-aes-format.md §3-§5, §7):
+ * one option set whatever its source, the key setup it drives (keysetup.c
+ * does the work), the multi-key ioctl, fstab lookups for losetup -F, and
+ * the status line of loop-AES's `losetup -a`.
+ *
+ * Kept out of the util-linux patch so that the patch stays a thin layer of
+ * hooks and this code is built and tested with the project (ASan, UBSan).
+ */
+#define _GNU_SOURCE		/* strdup, getmntent */
+#include <errno.h>
+#include <mntent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <linux/loop.h>
+
+#include "aesloop-util.h"
+
+/* The loop-AES mount options (spec §7), and where each one goes. */
+static const struct {
+	const char *name;
+	size_t field;
+} opt_names[] = {
+	{ "loop", offsetof(struct aesloop_opts, loop) },
+	{ "offset", offsetof(struct aesloop_opts, offset) },
+	{ "sizelimit", offsetof(struct aesloop_opts, sizelimit) },
+	{ "encryption", offsetof(struct aesloop_opts, encryption) },
+	{ "pseed", offsetof(struct aesloop_opts, pseed) },
+	{ "phash", offsetof(struct aesloop_opts, phash) },
+	{ "itercountk", offsetof(struct aesloop_opts, itercountk) },
+	{ "loinit", offsetof(struct aesloop_opts, loinit) },
+	{ "gpgkey", offsetof(struct aesloop_opts, gpgkey) },
+	{ "gpghome", offsetof(struct aesloop_opts, gpghome) },
+	{ "cleartextkey", offsetof(struct aesloop_opts, cleartextkey) },
+};
+
+#define NOPTS	(sizeof(opt_names) / sizeof(opt_names[0]))
+
+static const char **opt_field(struct aesloop_opts *o, size_t i)
+{
+	return (const char **)((char *)o + opt_names[i].field);
+}
+
+/**
+ * aesloop_opts_init() - an empty option set (nothing set, no -p)
+ * @o: the set
+ */
+void aesloop_opts_init(struct aesloop_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->passfd = -1;
+}
+
+/**
+ * aesloop_opts_free() - free the copies aesloop_opts_merge() made
+ * @o: the set; it is empty afterwards
+ */
+void aesloop_opts_free(struct aesloop_opts *o)
+{
+	unsigned int i;
+
+	for (i = 0; i < o->nstorage; i++)
+		free(o->storage[i]);
+	aesloop_opts_init(o);
+}
+
+/**
+ * aesloop_opts_is_loop_aes() - is @name one of the loop-AES options?
+ * @name: an option name, "name" or "name=value"
+ *
+ * Return: 1 for the options of spec §7 (loop, offset, sizelimit,
+ * encryption, pseed, phash, itercountk, loinit, gpgkey, gpghome,
+ * cleartextkey), else 0.
+ */
+int aesloop_opts_is_loop_aes(const char *name)
+{
+	size_t i, n = strcspn(name, "=");
+
+	for (i = 0; i < NOPTS; i++)
+		if (strlen(opt_names[i].name) == n &&
+		    !strncmp(name, opt_names[i].name, n))
+			return 1;
+	return 0;
+}
+
+/**
+ * aesloop_opts_merge() - take loop-AES options from a mount option string
+ * @o:      the set; options already set in it are kept (the command line
+ *          wins over fstab, as with loop-AES)
+ * @optstr: comma-separated options as in fstab ("defaults,loop=/dev/loop3,
+ *          encryption=AES128,gpgkey=/etc/k.gpg"); others are ignored
+ *
+ * Values are copied; free them with aesloop_opts_free().  A value cannot
+ * hold a comma.
+ *
+ * Return: the number of loop-AES options found (set or already set), or
+ * -ENOMEM.
+ */
+int aesloop_opts_merge(struct aesloop_opts *o, const char *optstr)
+{
+	const char *p = optstr;
+	int found = 0;
+
+	while (p && *p) {
+		size_t len = strcspn(p, ","), i;
+		const char *eq = memchr(p, '=', len);
+
+		for (i = 0; eq && i < NOPTS; i++) {
+			const char **f = opt_field(o, i);
+			size_t nlen = strlen(opt_names[i].name);
+			char *copy;
+
+			if ((size_t)(eq - p) != nlen || strncmp(p, opt_names[i].name, nlen))
+				continue;
+			found++;
+			if (*f)
+				break;
+			if (o->nstorage >= sizeof(o->storage) / sizeof(o->storage[0]))
+				return -ENOMEM;
+			copy = strndup(eq + 1, len - nlen - 1);
+			if (!copy)
+				return -ENOMEM;
+			o->storage[o->nstorage++] = copy;
+			*f = copy;
+			break;
+		}
+		p += len;
+		if (*p == ',')
+			p++;
+	}
+	return found;
+}
+
+/* Same device node or file: equal paths, or equal device/inode numbers. */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (!a || !b)
+		return 0;
+	if (!strcmp(a, b))
+		return 1;
+	if (stat(a, &sa) || stat(b, &sb))
+		return 0;
+	if (S_ISBLK(sa.st_mode) && S_ISBLK(sb.st_mode))
+		return sa.st_rdev == sb.st_rdev;
+	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
+/**
+ * aesloop_fstab_lookup() - losetup -F: the fstab line of a loop device
+ * @fstab:   the file, e.g. "/etc/fstab"
+ * @loopdev: the loop device named on the command line
+ * @o:       filled with the loop-AES options of the line whose loop= names
+ *           @loopdev (the same path, or the same device); options already
+ *           set are kept
+ * @source:  if not NULL and *@source is NULL, set to a copy of the line's
+ *           device or file (its first field)
+ * @err:     a message on failure
+ * @errlen:  its size
+ *
+ * Return: 0; -ENOENT if no line has loop=@loopdev; -EINVAL if more than
+ * one has; -errno if @fstab cannot be read; -ENOMEM.
+ */
+int aesloop_fstab_lookup(const char *fstab, const char *loopdev,
+			 struct aesloop_opts *o, char **source,
+			 char *err, size_t errlen)
+{
+	struct mntent *m;
+	char *match_src = NULL, *match_opts = NULL;
+	int found = 0, rc = 0;
+	FILE *f;
+
+	f = setmntent(fstab, "re");
+	if (!f) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot read %s: %s", fstab, strerror(-rc));
+		return rc;
+	}
+	while ((m = getmntent(f)) != NULL) {
+		struct aesloop_opts line;
+		int n;
+
+		aesloop_opts_init(&line);
+		n = aesloop_opts_merge(&line, m->mnt_opts);
+		if (n < 0) {
+			aesloop_opts_free(&line);
+			rc = -ENOMEM;
+			break;
+		}
+		if (line.loop && same_file(line.loop, loopdev)) {
+			found++;
+			free(match_src);
+			free(match_opts);
+			match_src = strdup(m->mnt_fsname);
+			match_opts = strdup(m->mnt_opts);
+			if (!match_src || !match_opts)
+				rc = -ENOMEM;
+		}
+		aesloop_opts_free(&line);
+		if (rc)
+			break;
+	}
+	endmntent(f);
+	if (rc) {
+		snprintf(err, errlen, "out of memory reading %s", fstab);
+	} else if (!found) {
+		snprintf(err, errlen, "no line of %s has the option loop=%s",
+			 fstab, loopdev);
+		rc = -ENOENT;
+	} else if (found > 1) {
+		snprintf(err, errlen, "%d lines of %s have the option loop=%s: which one is meant?",
+			 found, fstab, loopdev);
+		rc = -EINVAL;
+	} else if (aesloop_opts_merge(o, match_opts) < 0) {
+		snprintf(err, errlen, "out of memory reading %s", fstab);
+		rc = -ENOMEM;
+	} else if (source && !*source) {
+		*source = match_src;
+		match_src = NULL;
+	}
+	free(match_src);
+	free(match_opts);
+	return rc;
+}
+
+/**
+ * aesloop_offset_number() - split an offset into '@' and the number
+ * @s:       "N" or "@N" (spec §4), leading blanks allowed
+ * @iv_free: set to 1 for "@N" (the offset does not count in the IV: the
+ *           kernel gets -N in lo_offset), else 0
+ *
+ * Return: the number part, for the caller's own number parser.
+ */
+const char *aesloop_offset_number(const char *s, int *iv_free)
+{
+	while (*s == ' ' || *s == '\t')
+		s++;
+	*iv_free = *s == '@';
+	return *iv_free ? s + 1 : s;
+}
+
+/**
+ * aesloop_get_keys() - run the key setup of a loop-AES option set (§3)
+ * @ks:          initialised here (keysetup_init()), to be wiped by the
+ *               caller with keysetup_wipe() on every path
+ * @o:           the options: encryption (required), phash, pseed,
+ *               itercountk, gpgkey, gpghome, and where the passphrase or
+ *               key lines are: passfd wins over cleartextkey, which wins
+ *               over the terminal (asked twice with ask_twice); nothing is
+ *               read for phash=random
+ * @prog:        program name for warnings
+ * @backing:     the backing file or device, or NULL: a gpg key file that is
+ *               the backing device itself is read only up to @data_offset
+ *               (at most AESLOOP_GPG_PREFIX_MAX bytes), as loop-AES does
+ * @data_offset: where the data starts in @backing, in bytes
+ *
+ * Key data of an unexpected line count is refused (keysetup's strict
+ * mode): a wrong guess would set up the device with another key.
+ *
+ * Return: 0 with the keys in @ks, or a negative errno with the message in
+ * @ks->errmsg.
+ */
+int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
+		     const char *prog, const char *backing,
+		     uint64_t data_offset)
+{
+	int rc;
+
+	keysetup_init(ks, prog);
+	ks->ask_twice = o->ask_twice && o->passfd < 0 && !o->cleartextkey;
+	rc = keysetup_set_cipher(ks, o->encryption);
+	if (!rc && o->phash)
+		rc = keysetup_set_hash(ks, o->phash);
+	if (!rc && o->pseed)
+		rc = keysetup_set_seed(ks, o->pseed);
+	if (!rc && o->itercountk)
+		rc = keysetup_set_itercountk(ks, o->itercountk);
+	if (!rc && o->gpgkey) {
+		rc = keysetup_set_gpg(ks, o->gpgkey, o->gpghome);
+		if (data_offset && same_file(o->gpgkey, backing))
+			ks->gpg_key_limit = data_offset < AESLOOP_GPG_PREFIX_MAX ?
+					    data_offset : AESLOOP_GPG_PREFIX_MAX;
+	}
+	if (rc)
+		return rc;
+	if (ks->hash != KEYSETUP_HASH_RANDOM) {
+		if (o->passfd >= 0)
+			rc = keysetup_read_fd(ks, o->passfd);
+		else if (o->cleartextkey)
+			rc = keysetup_read_file(ks, o->cleartextkey);
+		else
+			rc = keysetup_read_tty(ks, "Password: ");
+		if (rc)
+			return rc;
+	}
+	return keysetup_derive(ks);
+}
+
+/**
+ * aesloop_multi_key_ioctl() - hand the multi-key slots to the driver (§5)
+ * @fd: the loop device, after LOOP_SET_STATUS64 (or LOOP_CONFIGURE) set
+ *      the AES type and key size
+ * @ks: the derived keys; nothing is done for single-key
+ *
+ * LOOP_MULTI_KEY_SETUP_V3 with 65 slots, LOOP_MULTI_KEY_SETUP with 64.  For
+ * -H random keys, a driver without v3 gets v2 (as loop-AES falls back).
+ *
+ * Return: 0, or -errno of the ioctl.
+ */
+int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
+{
+	if (!ks->nslots)
+		return 0;
+	if (ks->nslots == KEYSETUP_MULTI_V3) {
+		if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
+			return 0;
+		if (ks->hash != KEYSETUP_HASH_RANDOM)
+			return -errno;
+	}
+	if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
+		return 0;
+	return -errno;
+}
+
+/* loop-AES's names of lo_encrypt_type (flags: 1 key bits, 2 a dash). */
+static const struct {
+	unsigned int type;
+	unsigned int flags;
+	const char *name;
+} crypt_names[] = {
+	{ 1, 0, "xor" }, { 3, 1, "twofish" }, { 4, 1, "blowfish" },
+	{ 7, 1, "serpent" }, { 8, 1, "mars" }, { 11, 3, "rc6" },
+	{ 12, 0, "tripleDES" }, { KEYSETUP_CRYPT_AES, 1, "AES" },
+};
+
+/**
+ * aesloop_status_line() - a device as loop-AES's `losetup -a` shows it
+ * @buf:    the line, without a newline
+ * @len:    its size
+ * @dev:    the device name
+ * @file:   the backing file's full name (from sysfs), or NULL for the
+ *          64-byte lo_file_name of @info64
+ * @info64: its struct loop_info64 from LOOP_GET_STATUS64
+ *
+ * "DEV: [DEVNO]:INODE (FILE)", then as they apply " offset=N" (or
+ * " offset=@N" for an offset left out of the IV), " sizelimit=N",
+ * " encryption=AES128", " multi-key-v2" or " multi-key-v3", " loinit=N",
+ * " read-only"; DEVNO in hexadecimal, at least 4 digits.
+ *
+ * Return: the length snprintf() gives.
+ */
+int aesloop_status_line(char *buf, size_t len, const char *dev,
+			const char *file_name, const void *info64)
+{
+	const struct loop_info64 *li = info64;
+	char file[LO_NAME_SIZE], cname[LO_NAME_SIZE], enc[LO_NAME_SIZE + 16];
+	char part[6][48];
+	size_t i;
+
+	memcpy(file, li->lo_file_name, LO_NAME_SIZE);
+	file[LO_NAME_SIZE - 1] = '\0';
+	memcpy(cname, li->lo_crypt_name, LO_NAME_SIZE);
+	cname[LO_NAME_SIZE - 1] = '\0';
+	for (i = 0; i < 6; i++)
+		part[i][0] = '\0';
+
+	if ((int64_t)li->lo_offset < 0)
+		snprintf(part[0], sizeof(part[0]), " offset=@%llu",
+			 (unsigned long long)-li->lo_offset);
+	else if (li->lo_offset)
+		snprintf(part[0], sizeof(part[0]), " offset=%llu",
+			 (unsigned long long)li->lo_offset);
+	if (li->lo_sizelimit)
+		snprintf(part[1], sizeof(part[1]), " sizelimit=%llu",
+			 (unsigned long long)li->lo_sizelimit);
+	enc[0] = '\0';
+	if (li->lo_encrypt_type == 18) {
+		snprintf(enc, sizeof(enc), " encryption=CryptoAPI/%s", cname);
+	} else if (li->lo_encrypt_type) {
+		const char *name = "undefined";
+		unsigned int flags = 0;
+
+		for (i = 0; i < sizeof(crypt_names) / sizeof(crypt_names[0]); i++) {
+			if (crypt_names[i].type == li->lo_encrypt_type) {
+				name = crypt_names[i].name;
+				flags = crypt_names[i].flags;
+			}
+		}
+		if (flags & 1)
+			snprintf(enc, sizeof(enc), " encryption=%s%s%u", name,
+				 flags & 2 ? "-" : "",
+				 li->lo_encrypt_key_size * 8);
+		else
+			snprintf(enc, sizeof(enc), " encryption=%s", name);
+	}
+	switch (li->lo_flags & (KEYSETUP_LO_FLAGS_MULTI_KEY |
+				KEYSETUP_LO_FLAGS_MULTI_KEY_V3)) {
+	case KEYSETUP_LO_FLAGS_MULTI_KEY | KEYSETUP_LO_FLAGS_MULTI_KEY_V3:
+		snprintf(part[2], sizeof(part[2]), " multi-key-v3");
+		break;
+	case KEYSETUP_LO_FLAGS_MULTI_KEY:
+		snprintf(part[2], sizeof(part[2]), " multi-key-v2");
+		break;
+	}
+	if (li->lo_init[0] && li->lo_encrypt_type != 2)
+		snprintf(part[3], sizeof(part[3]), " loinit=%llu",
+			 (unsigned long long)li->lo_init[0]);
+	if (li->lo_flags & (KEYSETUP_LO_FLAGS_READ_ONLY | LO_FLAGS_READ_ONLY))
+		snprintf(part[4], sizeof(part[4]), " read-only");
+	return snprintf(buf, len, "%s: [%04llx]:%llu (%s)%s%s%s%s%s%s", dev,
+			(unsigned long long)li->lo_device,
+			(unsigned long long)li->lo_inode,
+			file_name ? file_name : file, part[0], part[1],
+			enc, part[2], part[3], part[4]);
+}
+
+/**
+ * aesloop_argv_has() - is one of some options on a command line?
+ * @argc:           as main() got it
+ * @argv:           as main() got it (not reordered yet)
+ * @short_with_arg: the short options that take an argument, e.g. "bcdo"
+ * @find_short:     the short options looked for, e.g. "eF"
+ * @find_long:      the long options looked for, without "--", NULL-ended
+ *
+ * For losetup's -P, which is loop-AES's key file (with an argument) when
+ * the command sets up encryption, and util-linux's --partscan otherwise:
+ * this looks before getopt_long() does.  Scanning stops at "--".
+ *
+ * Return: 1 if found, else 0.
+ */
+int aesloop_argv_has(int argc, char *const argv[], const char *short_with_arg,
+		     const char *find_short, const char *const find_long[])
+{
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--"))
+			break;
+		if (a[0] == '-' && a[1] == '-') {
+			size_t n = strcspn(a + 2, "="), j;
+
+			for (j = 0; find_long && find_long[j]; j++)
+				if (strlen(find_long[j]) == n &&
+				    !strncmp(a + 2, find_long[j], n))
+					return 1;
+			continue;
+		}
+		if (a[0] != '-' || !a[1])
+			continue;
+		for (a++; *a; a++) {
+			if (strchr(find_short, *a))
+				return 1;
+			if (strchr(short_with_arg, *a)) {
+				if (!a[1])
+					i++;	/* the next word is its argument */
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Parse a loop-AES number: decimal, 0x hexadecimal or 0 octal. */
+static int parse_number(const char *s, uint64_t *v)
+{
+	char *end;
+
+	if (!*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end ? -EINVAL : 0;
+}
+
+/**
+ * aesloop_attach() - set up an encrypted loop device with raw ioctls
+ * @loopdev:   the loop device, e.g. "/dev/loop6"
+ * @backing:   the backing file or device (opened read-write)
+ * @lo_offset: as the kernel takes it (negative: "@N", spec §4)
+ * @sizelimit: bytes, 0 for all
+ * @ks:        the derived keys
+ * @loinit:    lo_init[0]
+ * @err:       a message on failure
+ * @errlen:    its size
+ *
+ * LOOP_SET_FD, LOOP_SET_STATUS64 with the key, then the multi-key ioctl;
+ * on any failure the device is detached again.  For swapon, which has no
+ * util-linux loop context of its own.
+ *
+ * Return: 0 or a negative errno.
+ */
+int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
+		   uint64_t sizelimit, const struct keysetup *ks, uint64_t loinit,
+		   char *err, size_t errlen)
+{
+	struct loop_info64 li;
+	int bfd, lfd, rc = 0;
+
+	bfd = open(backing, O_RDWR | O_CLOEXEC);
+	if (bfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", backing, strerror(-rc));
+		return rc;
+	}
+	lfd = open(loopdev, O_RDWR | O_CLOEXEC);
+	if (lfd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot open: %s", loopdev, strerror(-rc));
+		close(bfd);
+		return rc;
+	}
+	if (ioctl(lfd, LOOP_SET_FD, bfd) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: cannot attach %s: %s", loopdev, backing,
+			 rc == -EBUSY ? "the loop device is in use" : strerror(-rc));
+		goto out;
+	}
+	memset(&li, 0, sizeof(li));
+	snprintf((char *)li.lo_file_name, sizeof(li.lo_file_name), "%s", backing);
+	snprintf((char *)li.lo_crypt_name, sizeof(li.lo_crypt_name), "%s", ks->cipher_name);
+	li.lo_offset = lo_offset;
+	li.lo_sizelimit = sizelimit;
+	li.lo_encrypt_type = KEYSETUP_CRYPT_AES;
+	li.lo_encrypt_key_size = ks->key_len;
+	memcpy(li.lo_encrypt_key, ks->key_buffer, sizeof(li.lo_encrypt_key));
+	li.lo_init[0] = loinit;
+	if (ioctl(lfd, LOOP_SET_STATUS64, &li) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "%s: LOOP_SET_STATUS64: %s (is the aesloop driver loaded?)",
+			 loopdev, strerror(-rc));
+	} else {
+		rc = aesloop_multi_key_ioctl(lfd, ks);
+		if (rc)
+			snprintf(err, errlen, "%s: multi-key set-up (%s) failed: %s",
+				 loopdev, keysetup_mode_name(ks), strerror(-rc));
+	}
+	explicit_bzero(&li, sizeof(li));
+	if (rc)
+		ioctl(lfd, LOOP_CLR_FD, 0);
+out:
+	close(lfd);
+	close(bfd);
+	return rc;
+}
+
+/* Run /sbin/PROG or /usr/sbin/PROG with @arg, quietly; 0 if it exited 0. */
+static int run_quiet(const char *prog, const char *arg)
+{
+	char path1[64], path2[64];
+	int status = 0;
+	pid_t pid;
+
+	snprintf(path1, sizeof(path1), "/sbin/%s", prog);
+	snprintf(path2, sizeof(path2), "/usr/sbin/%s", prog);
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		char *argv[] = { (char *)prog, (char *)arg, NULL };
+		char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
+		int fd = open("/dev/null", O_RDWR);
+
+		if (fd >= 0) {
+			dup2(fd, 0);
+			dup2(fd, 1);
+			dup2(fd, 2);
+		}
+		execve(path1, argv, envp);
+		execve(path2, argv, envp);
+		_exit(127);
+	}
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+}
+
+/* Is @loopdev bound, and to @backing?  1 same, 0 free, -EBUSY another. */
+static int loop_bound_to(const char *loopdev, const char *backing)
+{
+	struct loop_info64 li;
+	struct stat st;
+	int fd, rc;
+
+	fd = open(loopdev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	rc = ioctl(fd, LOOP_GET_STATUS64, &li);
+	close(fd);
+	if (rc < 0)
+		return 0;
+	explicit_bzero(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
+	/* lo_device and lo_inode name the backing file's inode */
+	if (stat(backing, &st) == 0 && li.lo_device == st.st_dev &&
+	    li.lo_inode == st.st_ino)
+		return 1;
+	return -EBUSY;
+}
+
+/**
+ * aesloop_swap_prepare() - swapon: set up the loop of an encrypted swap
+ * @source:  the swap partition or file of the fstab line (or command line)
+ * @optstr:  its options; an encrypted swap has encryption= and loop=
+ * @prog:    program name for messages
+ * @passfd:  descriptor with the passphrase or key lines, or -1
+ * @loopdev: set to the loop device to swap on
+ * @len:     its size
+ *
+ * Sets the loop device up with the keys of the options: with phash=random
+ * 65 fresh random keys, and then mkswap runs on it (a new swap area at
+ * every swapon; spec §7).  A loop device already bound to @source is left
+ * as it is.  Messages go to stderr.
+ *
+ * Return: 1 if @optstr has no encryption= (an ordinary swap), 0 with
+ * @loopdev set, or a negative errno.
+ */
+int aesloop_swap_prepare(const char *source, const char *optstr,
+			 const char *prog, int passfd, char *loopdev, size_t len)
+{
+	struct aesloop_opts o;
+	struct keysetup ks;
+	uint64_t data_offset = 0, lo_offset = 0, sizelimit = 0, loinit = 0;
+	char err[PATH_MAX + 256];
+	int rc, iv_free = 0;
+
+	aesloop_opts_init(&o);
+	rc = aesloop_opts_merge(&o, optstr ? optstr : "");
+	if (rc < 0)
+		goto out_opts;
+	if (!o.encryption) {
+		rc = 1;
+		goto out_opts;
+	}
+	o.passfd = passfd;
+	if (!o.loop) {
+		fprintf(stderr, "%s: %s: an encrypted swap needs loop=/dev/loopN in its options\n",
+			prog, source);
+		rc = -EINVAL;
+		goto out_opts;
+	}
+	snprintf(loopdev, len, "%s", o.loop);
+	if ((o.offset && parse_number(aesloop_offset_number(o.offset, &iv_free), &data_offset)) ||
+	    (o.sizelimit && parse_number(o.sizelimit, &sizelimit)) ||
+	    (o.loinit && parse_number(o.loinit, &loinit)) ||
+	    (iv_free && (!data_offset || data_offset > INT64_MAX))) {
+		fprintf(stderr, "%s: %s: bad offset=, sizelimit= or loinit=\n", prog, source);
+		rc = -EINVAL;
+		goto out_opts;
+	}
+	lo_offset = iv_free ? (uint64_t)-(int64_t)data_offset : data_offset;
+
+	rc = loop_bound_to(o.loop, source);
+	if (rc == 1) {
+		rc = 0;
+		goto out_opts;
+	}
+	if (rc < 0) {
+		fprintf(stderr, "%s: %s: %s is in use for another file\n", prog,
+			source, o.loop);
+		goto out_opts;
+	}
+	rc = aesloop_get_keys(&ks, &o, prog, source, data_offset);
+	if (rc) {
+		fprintf(stderr, "%s: %s: %s\n", prog, source, ks.errmsg);
+		goto out_keys;
+	}
+	rc = aesloop_attach(o.loop, source, lo_offset, sizelimit, &ks, loinit,
+			    err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		goto out_keys;
+	}
+	if (ks.hash == KEYSETUP_HASH_RANDOM && run_quiet("mkswap", o.loop)) {
+		int fd = open(o.loop, O_RDONLY | O_CLOEXEC);
+
+		fprintf(stderr, "%s: %s: mkswap failed on the new encrypted device %s\n",
+			prog, source, o.loop);
+		if (fd >= 0) {
+			ioctl(fd, LOOP_CLR_FD, 0);
+			close(fd);
+		}
+		rc = -EIO;
+	}
+out_keys:
+	keysetup_wipe(&ks);
+out_opts:
+	aesloop_opts_free(&o);
+	return rc;
+}
+
+/**
+ * aesloop_detach_encrypted() - swapoff: detach an encrypted loop device
+ * @dev: a device that was just swapped off
+ *
+ * Only a loop device with a loop-AES key is detached (which wipes the key
+ * in the driver): the one aesloop_swap_prepare() set up.
+ *
+ * Return: 1 if detached, 0 if @dev is not an encrypted loop, -errno.
+ */
+int aesloop_detach_encrypted(const char *dev)
+{
+	struct loop_info64 li;
+	struct stat st;
+	int fd, rc = 0;
+
+	if (stat(dev, &st) || !S_ISBLK(st.st_mode) || major(st.st_rdev) != 7)
+		return 0;
+	fd = open(dev, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_encrypt_type) {
+		rc = ioctl(fd, LOOP_CLR_FD, 0) == 0 ? 1 : -errno;
+	}
+	explicit_bzero(&li, sizeof(li));
+	close(fd);
+	return rc;
+}
+
+/**
+ * aesloop_fstab_swap_loop() - swapoff SOURCE: the loop of its swap line
+ * @fstab:   e.g. "/etc/fstab"
+ * @source:  a swap partition or file
+ * @loopdev: set to the loop= of the encrypted swap line of @source
+ * @len:     its size
+ *
+ * Return: 1 if found, else 0.
+ */
+int aesloop_fstab_swap_loop(const char *fstab, const char *source,
+			    char *loopdev, size_t len)
+{
+	struct mntent *m;
+	int found = 0;
+	FILE *f;
+
+	f = setmntent(fstab, "re");
+	if (!f)
+		return 0;
+	while (!found && (m = getmntent(f)) != NULL) {
+		struct aesloop_opts o;
+
+		if (strcmp(m->mnt_type, "swap"))
+			continue;
+		aesloop_opts_init(&o);
+		if (aesloop_opts_merge(&o, m->mnt_opts) > 0 && o.encryption &&
+		    o.loop && same_file(m->mnt_fsname, source)) {
+			snprintf(loopdev, len, "%s", o.loop);
+			found = 1;
+		}
+		aesloop_opts_free(&o);
+	}
+	endmntent(f);
+	return found;
+}

@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * aesloop-util.h - what the patched util-linux losetup, mount and swapon
+ * share for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7): the
+ * loop-AES option set and its sources (command line, fstab, mount options),
+ * the key setup run from it (tools/keysetup.c), the multi-key ioctl, and
+ * the status line of loop-AES's `losetup -a`.
+ *
+ * Like keysetup.h, this header needs only <stddef.h> and <stdint.h>, so
+ * that util-linux sources can include it next to their own loopdev.h.
+ */
+#ifndef AESLOOP_UTIL_H
+#define AESLOOP_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "keysetup.h"
+
+/* The largest gpg key file read from the start of its own volume. */
+#define AESLOOP_GPG_PREFIX_MAX	(1024 * 1024)
+
+/**
+ * struct aesloop_opts - the loop-AES options of one loop set-up
+ * @loop:         loop= (the loop device), or NULL
+ * @offset:       offset= / -o as written: bytes, "@N" = not in the IV
+ * @sizelimit:    sizelimit= / -s
+ * @encryption:   encryption= / -e, e.g. "AES128"
+ * @pseed:        pseed= / -S
+ * @phash:        phash= / -H
+ * @itercountk:   itercountk= / -C
+ * @loinit:       loinit= / -I
+ * @gpgkey:       gpgkey= / -K
+ * @gpghome:      gpghome= / -G
+ * @cleartextkey: cleartextkey= / -P
+ * @passfd:       -p / pass-fd: the descriptor with the passphrase or key
+ *                lines, or -1
+ * @ask_twice:    -T
+ * @storage:      copies made by aesloop_opts_merge(); freed by
+ *                aesloop_opts_free()
+ * @nstorage:     how many
+ *
+ * Fields are NULL when not set; strings are not owned unless they come
+ * from aesloop_opts_merge().
+ */
+struct aesloop_opts {
+	const char *loop;
+	const char *offset;
+	const char *sizelimit;
+	const char *encryption;
+	const char *pseed;
+	const char *phash;
+	const char *itercountk;
+	const char *loinit;
+	const char *gpgkey;
+	const char *gpghome;
+	const char *cleartextkey;
+	int passfd;
+	int ask_twice;
+	char *storage[16];
+	unsigned int nstorage;
+};
+
+void aesloop_opts_init(struct aesloop_opts *o);
+void aesloop_opts_free(struct aesloop_opts *o);
+int aesloop_opts_merge(struct aesloop_opts *o, const char *optstr);
+int aesloop_opts_is_loop_aes(const char *name);
+
+int aesloop_fstab_lookup(const char *fstab, const char *loopdev,
+			 struct aesloop_opts *o, char **source,
+			 char *err, size_t errlen);
+
+const char *aesloop_offset_number(const char *s, int *iv_free);
+
+int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
+		     const char *prog, const char *backing,
+		     uint64_t data_offset);
+
+int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks);
+
+int aesloop_status_line(char *buf, size_t len, const char *dev,
+			const char *file_name, const void *info64);
+
+int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
+		   uint64_t sizelimit, const struct keysetup *ks, uint64_t loinit,
+		   char *err, size_t errlen);
+
+int aesloop_swap_prepare(const char *source, const char *optstr,
+			 const char *prog, int passfd, char *loopdev, size_t len);
+int aesloop_detach_encrypted(const char *dev);
+int aesloop_fstab_swap_loop(const char *fstab, const char *source,
+			    char *loopdev, size_t len);
+
+int aesloop_argv_has(int argc, char *const argv[], const char *short_with_arg,
+		     const char *find_short, const char *const find_long[]);
+
+#endif /* AESLOOP_UTIL_H */
