@@ -93,7 +93,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	else
 		echo "PASS build-module-$kver-warnings" | tee -a "$results"
 	fi
-	for t in t-plain t-crypt t-multikey t-driver t-bdev; do
+	for t in t-plain t-crypt t-multikey t-driver t-bdev t-keys t-mount; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	# What t-crypt and t-multikey left in build/vm/share, against aespipe.
@@ -108,7 +108,9 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	# fallback where it does not (qemu64); the same answers either way.
 	if step "build-module-$kver-intelaes" make module KDIR="$kdir" INTELAES=y; then
 		for cpu in max qemu64; do
-			for t in t-crypt t-multikey t-bdev; do
+			suites="t-crypt t-multikey t-bdev"
+			[ "$cpu" = max ] || suites=t-crypt
+			for t in $suites; do
 				vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/$t" \
 					"/aesloop/tests/vm/$t.sh"
 			done

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -670,6 +671,12 @@ int aesloop_swap_prepare(const char *source, const char *optstr,
 	if (rc < 0) {
 		fprintf(stderr, "%s: %s: %s is in use for another file\n", prog,
 			source, o.loop);
+		goto out_opts;
+	}
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) && geteuid() == 0) {
+		fprintf(stderr, "%s: cannot lock memory to keep the keys out of swap: %s\n",
+			prog, strerror(errno));
+		rc = -errno;
 		goto out_opts;
 	}
 	rc = aesloop_get_keys(&ks, &o, prog, source, data_offset);

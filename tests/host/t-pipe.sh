@@ -159,6 +159,16 @@ if command -v aespipe >/dev/null; then
 		fi
 	done
 
+	# Single-key: every key size with every -H, and with -S and -C.
+	for e in AES128 AES192 AES256; do
+		for h in sha256 sha384 sha512 rmd160 unhashed1 unhashed2; do
+			n=pass-$e-$h
+			case "$h" in sha384 | unhashed2) n=$n-san ;; esac
+			run_both "$n" "$tmp/pass.long" 513 -- -e "$e" -H "$h"
+		done
+		run_both "pass-$e-seed-C" "$tmp/pass.long" 4113 -- -e "$e" -S pepper -C 1
+	done
+
 	# Multi-key key data (64 and 65 lines, and the odd counts aespipe
 	# takes with a warning) on a descriptor, for every key size and -H.
 	mk=$tmp/mk
