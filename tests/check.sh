@@ -109,7 +109,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	if step "build-module-$kver-intelaes" make module KDIR="$kdir" INTELAES=y; then
 		for cpu in max qemu64; do
 			suites="t-crypt t-multikey t-bdev"
-			[ "$cpu" = max ] || suites=t-crypt
+			[ "$cpu" = max ] || suites="t-crypt"
 			for t in $suites; do
 				vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/$t" \
 					"/aesloop/tests/vm/$t.sh"
