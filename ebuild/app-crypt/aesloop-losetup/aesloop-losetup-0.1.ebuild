@@ -85,10 +85,11 @@ src_compile() {
 	local crypto
 	crypto=$($(tc-getPKG_CONFIG) --libs libcrypto) || die
 
-	# util-linux's own losetup_CFLAGS and losetup_LDADD, plus aesloop's.
+	# The patch's hooks reach aesloop's code from losetup, libmount (so mount)
+	# and lib/: its headers for every object, its library for every link.
 	emake losetup mount \
-		"losetup_CFLAGS=\$(AM_CFLAGS) -I\$(ul_libsmartcols_incdir) -I${WORKDIR}/${AESLOOP_P}/tools" \
-		"losetup_LDADD=\$(LDADD) libcommon.la libsmartcols.la ${lib} ${crypto}"
+		"CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools" \
+		"LIBS=${lib} ${crypto}"
 }
 
 src_install() {
