@@ -144,6 +144,7 @@ void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 void loop_keyscrub_init(struct loop_device *lo);
 void loop_keyscrub_start(struct loop_device *lo);
 void loop_keyscrub_stop(struct loop_device *lo);
+void loop_keyscrub_forget(struct loop_device *lo);
 
 /* loop_ctl.c: configuration ioctls */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,

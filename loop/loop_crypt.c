@@ -203,17 +203,35 @@ void loop_keyscrub_start(struct loop_device *lo)
 }
 
 /**
+ * loop_keyscrub_forget() - wipe the spare copy when the keys are replaced
+ * @lo: the device, lo_mutex held (which keeps the scrub work out)
+ *
+ * The spare holds the inverted old keys; they must not outlive a key change.
+ */
+void loop_keyscrub_forget(struct loop_device *lo)
+{
+	lockdep_assert_held(&lo->lo_mutex);
+	kvfree_sensitive(lo->lo_crypt_spare, lo->lo_crypt_spare_size);
+	lo->lo_crypt_spare = NULL;
+	lo->lo_crypt_spare_size = 0;
+}
+
+/**
  * loop_keyscrub_stop() - stop scrubbing and free the spare copy
  * @lo: the device, being unbound; lo_mutex not held (the work takes it)
  */
 void loop_keyscrub_stop(struct loop_device *lo)
 {
 	cancel_delayed_work_sync(&lo->lo_scrub_work);
-	kvfree_sensitive(lo->lo_crypt_spare, lo->lo_crypt_spare_size);
-	lo->lo_crypt_spare = NULL;
-	lo->lo_crypt_spare_size = 0;
+	mutex_lock(&lo->lo_mutex);
+	loop_keyscrub_forget(lo);
+	mutex_unlock(&lo->lo_mutex);
 }
 #else
+void loop_keyscrub_forget(struct loop_device *lo)
+{
+}
+
 void loop_keyscrub_init(struct loop_device *lo)
 {
 }

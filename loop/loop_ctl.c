@@ -437,6 +437,7 @@ static int loop_set_status(struct loop_device *lo,
 		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	ctx = old_ctx;		/* freed below */
+	loop_keyscrub_forget(lo);
 
 	invalidate_bdev(bdev);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
@@ -485,6 +486,7 @@ static int loop_multi_key_setup(struct loop_device *lo,
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	invalidate_bdev(bdev);
 	ctx = old_ctx;		/* freed below */
+	loop_keyscrub_forget(lo);
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
 	loop_crypt_free(ctx);
