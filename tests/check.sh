@@ -76,6 +76,7 @@ cp -r "$(tests/host/vectors-dir.sh)" build/vm/share/vectors
 
 # Each kernel series: build loop.ko against it (W=1 and objtool must say
 # nothing), then run the VM suites on it.
+kvers=
 for kser in ${KSERIES:-6.1 6.12}; do
 	stage "Kernel $kser"
 	if ! kver=$(tests/vm/kernel.sh "$kser" 2>"$log/kernel-$kser.log"); then
@@ -93,14 +94,8 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	else
 		echo "PASS build-module-$kver-warnings" | tee -a "$results"
 	fi
-	# t-keys (the userland's key sources, about 5 minutes under TCG) runs
-	# on the first kernel only, to keep CI under its time limit; it passed
-	# on 6.12 by hand.
-	suites="t-plain t-crypt t-multikey t-driver t-bdev t-mount"
-	if [ "$kser" = 6.1 ]; then
-		suites+=" t-keys"
-	fi
-	for t in $suites; do
+	kvers+=" $kver"
+	for t in t-plain t-crypt t-multikey t-driver t-bdev t-mount t-keys; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	# What t-crypt and t-multikey left in build/vm/share, against aespipe.
@@ -143,6 +138,12 @@ done
 pass=$(grep -c '^PASS ' "$results")
 fail=$(grep -c '^FAIL ' "$results")
 skip=$(grep -c '^SKIP ' "$results")
+stage "Per kernel"
+for kver in $kvers; do
+	echo "$kver: $(grep -c "^PASS $kver/" "$results") passed," \
+		"$(grep -c "^FAIL $kver/" "$results") failed," \
+		"$(grep -c "^SKIP $kver/" "$results") skipped in the VM"
+done
 if [ "$fail" -gt 0 ]; then
 	stage "Failures"
 	grep '^FAIL ' "$results"

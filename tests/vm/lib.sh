@@ -131,6 +131,37 @@ t_expect_eq() {
 	return 1
 }
 
+# t_json_vs_sysfs NAME DEV: every field of util-linux's `losetup --list
+# --json DEV` (losetup.stock) equals what sysfs says of DEV: one check per
+# field, named NAME-json-FIELD.
+t_json_vs_sysfs() {
+	local name=$1 dev=$2 json key want got
+	local b=/sys/block/${dev#/dev/}
+	json=$(losetup.stock --list --json "$dev") || {
+		t_fail "$name-json" "losetup --list --json $dev failed"
+		return 1
+	}
+	for key in name sizelimit offset autoclear ro back-file dio log-sec; do
+		case "$key" in
+		name) want=$dev ;;
+		sizelimit | offset | autoclear | dio) want=$(cat "$b/loop/$key") ;;
+		ro) want=$(cat "$b/ro") ;;
+		back-file) want=$(cat "$b/loop/backing_file") ;;
+		log-sec) want=$(cat "$b/queue/logical_block_size") ;;
+		esac
+		# JSON booleans for the flags sysfs gives as 0/1; strings unquoted.
+		got=$(sed -n "s/^ *\"$key\": *\(.*\)\$/\1/p" <<<"$json")
+		got=${got%,}
+		got=${got#\"}
+		got=${got%\"}
+		case "$got" in
+		true) got=1 ;;
+		false) got=0 ;;
+		esac
+		t_expect_eq "$name-json-$key" "$want" "$got"
+	done
+}
+
 # t_bytes SIZE: SIZE in bytes; SIZE is a number with an optional K, M or G (powers of 1024).
 t_bytes() {
 	local n=${1%[KkMmGg]}

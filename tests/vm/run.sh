@@ -18,8 +18,9 @@ name on the guest's PATH. Guest scripts source /aesloop/tests/vm/lib.sh to repor
 Options:
   -k KVER     guest kernel: a release unpacked by kernel.sh, or a series (6.1, 6.12) that is
               fetched on demand; default: the current 6.1 release
-  -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2, VAES, AVX-512;
-              qemu64 has no AES-NI)
+  -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2 and VAES, but
+              QEMU 7.2 computes VAES on ymm wrongly and has no AVX-512, so an
+              INTELAES=y module picks aesni there; qemu64 has no AES-NI)
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
   -e NAME=VAL set an environment variable for the guest script (repeatable),

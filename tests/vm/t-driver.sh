@@ -43,6 +43,7 @@ fi
 # Block size.
 if dev=$(losetup.stock -b 4096 -f --show "$img"); then
 	t_expect_eq bsize-4096 4096 "$(sysfs "$dev" queue/logical_block_size)"
+	t_json_vs_sysfs bsize-4096 "$dev"
 	t_check bsize-ioctl-512 "$lo_ioctl" raw "$dev" 0x4C09 512
 	t_expect_eq bsize-ioctl-sysfs 512 "$(sysfs "$dev" queue/logical_block_size)"
 	t_expect_fail bsize-ioctl-1000 EINVAL "$lo_ioctl" raw "$dev" 0x4C09 1000
@@ -62,6 +63,7 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 	t_randfile /mnt/e/inner.img 4M
 	if dev=$(losetup.stock --direct-io=on -f --show /mnt/e/inner.img); then
 		t_expect_eq dio-on 1 "$(sysfs "$dev" loop/dio)"
+		t_json_vs_sysfs dio-on "$dev"
 		t_expect_eq dio-read "$(t_sha256 /mnt/e/inner.img)" "$(t_sha256 "$dev")"
 		t_randfile "$work/patch" 1M
 		dd if="$work/patch" of="$dev" bs=64k conv=fsync 2>/dev/null
@@ -120,6 +122,9 @@ t_zerofile "$work/fs.img" 16M
 mkfs.ext4 -q -F "$work/fs.img"
 if t_check mount-loop mount -o loop "$work/fs.img" /mnt/t; then
 	echo data >/mnt/t/f
+	mdev=$(losetup.stock -j "$work/fs.img" | cut -d: -f1)
+	t_expect_eq mount-loop-autoclear-sysfs 1 "$(sysfs "$mdev" loop/autoclear)"
+	t_json_vs_sysfs mount-loop "$mdev"
 	umount /mnt/t
 	t_expect_eq mount-loop-autoclear "" "$(losetup.stock -a)"
 fi

@@ -21,7 +21,7 @@ if dev=$(losetup.stock -f --show "$img"); then
 	t_expect_eq stock-size "$((1 << 20))" "$(bytes_of "$dev")"
 	t_expect_eq sysfs-backing-file "$img" "$(sysfs "$dev" loop/backing_file)"
 	t_check stock-a-lists sh -c "losetup.stock -a | grep -F '$dev: ' | grep -F '$img'"
-	t_check stock-list-json sh -c "losetup.stock --list --json | grep -F '\"back-file\": \"$img\"'"
+	t_json_vs_sysfs stock-list "$dev"
 	t_expect_eq read-matches-file "$(t_sha256 "$img")" "$(sha256sum <"$dev" | cut -d' ' -f1)"
 	t_check stock-d losetup.stock -d "$dev"
 	t_expect_eq stock-d-gone "" "$(losetup.stock -a)"
@@ -33,6 +33,7 @@ fi
 if dev=$(losetup.stock -o 4096 --sizelimit 65536 -f --show "$img"); then
 	t_expect_eq stock-o-sizelimit-size 65536 "$(bytes_of "$dev")"
 	t_expect_eq stock-o-offset-sysfs 4096 "$(sysfs "$dev" loop/offset)"
+	t_json_vs_sysfs stock-o-sizelimit "$dev"
 	t_expect_eq stock-o-read "$(region_sum "$img" 4096 65536)" "$(sha256sum <"$dev")"
 	head -c 65536 /dev/urandom >"$work/patch"
 	dd if="$work/patch" of="$dev" bs=4k conv=fsync 2>/dev/null
@@ -46,6 +47,7 @@ fi
 if dev=$(losetup.stock -r -f --show "$img"); then
 	before=$(t_sha256 "$img")
 	t_expect_eq stock-r-ro 1 "$(sysfs "$dev" ro)"
+	t_json_vs_sysfs stock-r "$dev"
 	t_expect_fail stock-r-write-refused '' \
 		dd if=/dev/zero of="$dev" bs=4k count=1 conv=fsync
 	t_expect_eq stock-r-unchanged "$before" "$(t_sha256 "$img")"
