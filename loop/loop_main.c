@@ -48,6 +48,11 @@ static int lo_nice;
 module_param(lo_nice, int, 0444);
 MODULE_PARM_DESC(lo_nice, "Nice value of the workers, -20..19 (default 0)");
 
+/* As the stock driver: requests in flight per device, 1..BLK_MQ_MAX_DEPTH. */
+static int hw_queue_depth = 128;
+module_param(hw_queue_depth, int, 0444);
+MODULE_PARM_DESC(hw_queue_depth, "Queue depth of each device (default 128)");
+
 static unsigned int part_shift;
 
 /* Which AES code runs the transfers; read-only, set once at load. */
@@ -90,9 +95,6 @@ int loop_nice(void)
 {
 	return clamp(lo_nice, MIN_NICE, MAX_NICE);
 }
-
-/* Requests in flight per device; each costs a struct loop_cmd. */
-#define LOOP_QUEUE_DEPTH	128
 
 /**
  * loop_open() - a /dev/loopN is being opened
@@ -174,7 +176,8 @@ static int loop_add(int i)
 
 	lo->tag_set.ops = &loop_mq_ops;
 	lo->tag_set.nr_hw_queues = 1;
-	lo->tag_set.queue_depth = LOOP_QUEUE_DEPTH;
+	/* Each request in flight costs a struct loop_cmd. */
+	lo->tag_set.queue_depth = hw_queue_depth;
 	lo->tag_set.numa_node = NUMA_NO_NODE;
 	lo->tag_set.cmd_size = sizeof(struct loop_cmd);
 	lo->tag_set.flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_STACKING |
@@ -350,6 +353,11 @@ static int __init loop_init(void)
 		part_shift = fls(max_part);
 	if (max_loop < 0 || max_loop > (1 << (MINORBITS - part_shift))) {
 		pr_err("loop: max_loop=%d is out of range\n", max_loop);
+		return -EINVAL;
+	}
+	if (hw_queue_depth < 1 || hw_queue_depth > BLK_MQ_MAX_DEPTH) {
+		pr_err("loop: hw_queue_depth=%d is out of range 1..%d\n",
+		       hw_queue_depth, BLK_MQ_MAX_DEPTH);
 		return -EINVAL;
 	}
 

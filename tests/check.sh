@@ -95,7 +95,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 		echo "PASS build-module-$kver-warnings" | tee -a "$results"
 	fi
 	kvers+=" $kver"
-	for t in t-plain t-crypt t-multikey t-driver t-bdev t-mount t-keys; do
+	for t in t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	# What t-crypt and t-multikey left in build/vm/share, against aespipe.

@@ -1,0 +1,61 @@
+#!/bin/bash
+# VM test: the module parameters at load time.  The module run.sh loaded
+# (with its defaults) is unloaded and loaded again with other values:
+#   defaults     max_loop=8 devices, hw_queue_depth 128 tags, aes_impl set
+#   set          max_loop=2 max_part=15 hw_queue_depth=16 lo_threads=2,1,3
+#                lo_prealloc=8 lo_nice=5: two devices, 16 tags, partitions
+#                numbered in the device's own minors, workers per device
+#   bad-*        out-of-range values: insmod fails with EINVAL, no module
+#                and no device is left behind
+# At the end the module is loaded again with its defaults.
+# shellcheck source=lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+
+ko=$AESLOOP_MODULE
+param() { cat "/sys/module/loop/parameters/$1"; }
+tags() { cat "/sys/block/$1/mq/0/nr_tags"; }
+# Workers of a bound device N: the kthreads loopN-0, loopN-1...
+workers() { cat /proc/[0-9]*/comm 2>/dev/null | grep -c "^loop$1-"; }
+
+if [ -z "$ko" ]; then
+	t_skip params "no module was loaded by run.sh"
+	exit 0
+fi
+
+t_expect_eq defaults-max-loop 8 "$(param max_loop)"
+t_expect_eq defaults-devices 8 "$(find /sys/block -maxdepth 1 -name 'loop*' | wc -l)"
+t_expect_eq defaults-hw-queue-depth 128 "$(param hw_queue_depth)"
+t_expect_eq defaults-nr-tags 128 "$(tags loop0)"
+t_check defaults-aes-impl test -n "$(param aes_impl)"
+
+t_check unload rmmod loop
+t_check set-load insmod "$ko" max_loop=2 max_part=15 hw_queue_depth=16 \
+	lo_threads=2,1,3 lo_prealloc=8 lo_nice=5
+t_expect_eq set-devices 2 "$(find /sys/block -maxdepth 1 -name 'loop*' | wc -l)"
+t_expect_eq set-nr-tags 16 "$(tags loop0)"
+t_expect_eq set-hw-queue-depth 16 "$(param hw_queue_depth)"
+# max_part=15: 16 minors per device, so loop1 is minor 16.
+t_expect_eq set-max-part-minor 7:16 "$(cat /sys/block/loop1/dev)"
+t_zerofile /tmp/params.img 4M
+t_check set-bind losetup.stock /dev/loop1 /tmp/params.img
+t_expect_eq set-lo-threads-loop1 3 "$(workers 1)"
+t_check set-bind-loop0 losetup.stock /dev/loop0 /tmp/params.img
+t_expect_eq set-lo-threads-loop0 2 "$(workers 0)"
+losetup.stock -d /dev/loop0
+t_check set-io dd if=/dev/zero of=/dev/loop1 bs=64k count=16 conv=fsync status=none
+losetup.stock -d /dev/loop1
+t_check set-unload rmmod loop
+
+# Each bad value: refused with EINVAL, nothing left loaded.
+bad() {
+	local name=$1
+	shift
+	t_expect_fail "bad-$name" 'Invalid (argument|parameters)' insmod "$ko" "$@"
+	t_check "bad-$name-nothing-left" test ! -e /sys/module/loop
+}
+bad hw-queue-depth-0 hw_queue_depth=0
+bad hw-queue-depth-huge hw_queue_depth=100000
+bad max-part-negative max_part=-1
+bad max-loop-huge max_loop=2000000
+
+t_check reload insmod "$ko"
