@@ -9,6 +9,8 @@
 #   cs-read      cryptsetup reads the device aesloop wrote
 #   plain        a plain loop on the device reads and writes it as it is
 #   fio-*        fio verify on an encrypted device-backed loop
+#   flush, fua   a flush, and an O_DSYNC write, on the loop reach the backing
+#                device as flushes
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -21,6 +23,7 @@ if ! modprobe brd rd_nr=1 rd_size=65536 || [ ! -b /dev/ram0 ]; then
 fi
 ram=/dev/ram0
 attach() { losetup -e AES128 -p 3 "$@" -f --show "$ram" 3<<<"$pass"; }
+attach_to() { losetup -e AES128 -p 3 -f --show "$1" 3<<<"$pass"; }
 
 for c in aes128-pass:0 aes128-pass-iv8:8; do
 	name=${c%%:*} sector=${c#*:}
@@ -85,4 +88,30 @@ if dev=$(attach); then
 		--ioengine=psync --verify=crc32c --verify_fatal=1 --direct=1 \
 		--group_reporting
 	losetup -d "$dev"
+fi
+
+# Flush and FUA reach the backing device.  brd has no write cache, so the
+# backing device here is a plain loop on a file (ours advertises a volatile
+# cache and counts flushes in field 16 of its stat); the encrypted loop on
+# it takes the bio path.
+flushes() { awk '{ print $16 }' "/sys/block/${1#/dev/}/stat"; }
+t_zerofile /tmp/lower.img 16M
+if lower=$(losetup.stock -f --show /tmp/lower.img) && dev=$(attach_to "$lower"); then
+	t_expect_eq flush-backing-has-cache 'write back' \
+		"$(cat "/sys/block/${lower#/dev/}/queue/write_cache")"
+	before=$(flushes "$lower")
+	dd if=/dev/urandom of="$dev" bs=4k count=4 conv=fsync 2>/dev/null
+	after=$(flushes "$lower")
+	t_check flush-reaches-backing test "$after" -gt "$before"
+	# O_SYNC direct writes (busybox dd has no oflag=dsync) are FUA writes; without FUA on our queue the
+	# block layer follows each with a flush, which must reach the file.
+	before=$after
+	t_run_quiet "$fio" --name=fua --filename="$dev" --rw=write --bs=4k \
+		--size=16k --direct=1 --sync=1 --ioengine=psync
+	after=$(flushes "$lower")
+	t_check fua-reaches-backing test "$after" -ge $((before + 4))
+	losetup -d "$dev"
+	losetup.stock -d "$lower"
+else
+	t_fail flush "could not stack an encrypted loop on a plain one"
 fi
