@@ -135,10 +135,11 @@ install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop INSTALL_MOD_DIR=updates modules_install
 	depmod -a $(KVER)
 
+# One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup
 
-$(BUILD)/bin/losetup: patches/build-losetup.sh $(wildcard patches/*.patch) \
-		      $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+$(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
+		      patches/util-linux-2.38.1-aesloop.patch $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
 
 check:

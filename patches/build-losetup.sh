@@ -3,14 +3,20 @@
 # patch, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
 # and BUILD_DIR/bin/swapoff.
 #
-#   patches/build-losetup.sh BUILD_DIR        (make losetup runs it with build/)
+#   patches/build-losetup.sh BUILD_DIR [SERIES]
 #
-# 1. Fetches Debian bookworm's util-linux source package (2.38.1) into
-#    BUILD_DIR/util-linux/dl, with a private apt sources list, lists and cache
-#    under BUILD_DIR/util-linux/apt: the host's apt configuration is not
-#    touched.  Skipped when the package is already there.
+# SERIES is the util-linux series (patches/series.sh has the table): 2.38
+# (the default; Debian bookworm's 2.38.1, what make losetup builds in
+# build/).  Each series needs a BUILD_DIR of its own.
+#
+# 1. Fetches the suite's util-linux source package into
+#    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38), with a private apt
+#    sources list, lists and cache under BUILD_DIR/WORK/apt: the host's apt
+#    configuration is not touched.  Skipped when the package is already
+#    there.
 # 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
-#    patches/util-linux-2.38.1-aesloop.patch and configures a minimal build
+#    the series' patch (patches/util-linux-2.38.1-aesloop.patch) and
+#    configures a minimal build
 #    (the four programs and the libraries they need, static, no
 #    systemd/udev/ncurses...).  Done again only when the patch, this script
 #    or the source package change.  (patches/mkpatch.sh regenerates the
@@ -25,21 +31,31 @@
 # Needs: apt-get, dpkg-source (dpkg-dev), patch, a C toolchain, libssl-dev.
 set -euo pipefail
 
-version=2.38.1
-suite=bookworm
 mirror=http://deb.debian.org/debian
+top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=series.sh
+. "$top/patches/series.sh"
 
 die() {
 	echo "build-losetup.sh: $*" >&2
 	exit 1
 }
 
-[ $# -eq 1 ] || die "usage: $0 BUILD_DIR"
-top=$(cd "$(dirname "$0")/.." && pwd)
+[ $# -eq 1 ] || [ $# -eq 2 ] || die "usage: $0 BUILD_DIR [$(ul_series_names | tr ' ' '|')]"
+ul_series "${2:-}" || die "unknown util-linux series '$2' (known: $(ul_series_names))"
+version=$ul_version
+suite=$ul_suite
 mkdir -p "$1"
 build=$(cd "$1" && pwd)
-work=$build/util-linux
-patch_file=$top/patches/util-linux-$version-aesloop.patch
+work=$build/$ul_work_name
+patch_file=$top/patches/$ul_patch
+# BUILD_DIR/bin holds the programs of one series (a bin/ from before there
+# were several has the default series').
+series_mark=$build/bin/.util-linux-series
+have_series=$(cat "$series_mark" 2>/dev/null ||
+	{ [ ! -e "$build/bin/losetup" ] || echo "$ul_default_series"; })
+[ -z "$have_series" ] || [ "$have_series" = "$ul_series" ] ||
+	die "$build/bin has util-linux $have_series's programs: give $ul_series a BUILD_DIR of its own (e.g. $top/$ul_build_name)"
 cc=${CC:-gcc}
 jobs=$(nproc 2>/dev/null || echo 2)
 
@@ -66,17 +82,8 @@ configure_args=(
 	LDFLAGS="-Wl,-z,relro -Wl,-z,now"
 )
 
-# The newest cached .dsc of util-linux $version, or nothing.
-find_dsc() {
-	local f last=
-	for f in "$work/dl/util-linux_$version"-*.dsc; do
-		[ -f "$f" ] && last=$f
-	done
-	echo "$last"
-}
-
 # --- 1. the source package -------------------------------------------------
-dsc=$(find_dsc)
+dsc=$(ul_find_dsc "$work/dl")
 if [ -z "$dsc" ]; then
 	echo "build-losetup.sh: fetching util-linux $version source from Debian $suite"
 	apt=$work/apt
@@ -95,13 +102,13 @@ if [ -z "$dsc" ]; then
 	(cd "$work/dl" && apt-get -q "${apt_opts[@]}" source --download-only util-linux) \
 		>>"$work/apt.log" 2>&1 ||
 		{ tail -n 20 "$work/apt.log" >&2; die "apt-get source util-linux failed"; }
-	dsc=$(find_dsc)
+	dsc=$(ul_find_dsc "$work/dl")
 	[ -n "$dsc" ] || die "Debian $suite no longer has util-linux $version: $(ls "$work/dl")"
 fi
 
 # --- 2. unpack, patch, configure (when an input changed) --------------------
 src=$work/src
-stamp_want=$( { sha256sum "$patch_file" "$0" "$dsc"; printf '%s\n' "${configure_args[@]}"; } |
+stamp_want=$( { sha256sum "$patch_file" "$0" "$top/patches/series.sh" "$dsc"; printf '%s\n' "${configure_args[@]}"; } |
 	sha256sum | cut -d' ' -f1)
 stamp_have=$(cat "$work/configured.stamp" 2>/dev/null || true)
 if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
@@ -158,4 +165,5 @@ for p in "${programs[@]}"; do
 	[ -z "$libs" ] || die "$p needs more than glibc and libcrypto: $libs"
 	install -D -m 0755 "$src/$p" "$build/bin/$p"
 done
+echo "$ul_series" >"$series_mark"
 echo "build-losetup.sh: installed ${programs[*]} in $build/bin ($(basename "$dsc" .dsc) + aesloop)"
