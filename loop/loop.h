@@ -10,7 +10,8 @@
  *  - lo->lo_mutex: a device's configuration and lo_state.  Taken killable
  *    by ioctls.  Changes that the I/O path sees (backing file, offsets, key)
  *    are made with the queue frozen, so workers never need a lock: a frozen
- *    queue is the only I/O barrier.
+ *    queue is the only I/O barrier.  The sysfs "loop" group's readers take
+ *    lo_mutex, so the group is never removed with lo_mutex held.
  *
  * Device states:
  *  LO_UNBOUND -> LO_BOUND            LOOP_SET_FD / LOOP_CONFIGURE

@@ -288,6 +288,12 @@ static void loop_unbind(struct loop_device *lo, bool release)
 
 	sync_blockdev(bdev);
 	loop_keyscrub_stop(lo);
+	/*
+	 * Before lo_mutex: removing the group waits for its readers, and
+	 * backing_file_show() takes lo_mutex.
+	 */
+	sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
+			   &loop_attribute_group);
 
 	mutex_lock(&loop_validate_mutex);
 	mutex_lock(&lo->lo_mutex);
@@ -313,12 +319,12 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	blk_mq_unfreeze_queue(q);
 	/* The queue is drained and refuses new work: nothing is queued. */
 	loop_stop_workers(lo);
+	/* As the stock driver: the next binding starts from 512-byte blocks. */
+	loop_set_limits(lo, SECTOR_SIZE, 0);
 
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
 	invalidate_bdev(bdev);
-	sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
-			   &loop_attribute_group);
 	set_disk_ro(lo->lo_disk, false);
 	lo->lo_state = LO_UNBOUND;
 	mutex_unlock(&lo->lo_mutex);

@@ -23,9 +23,29 @@
 static DEFINE_IDR(loop_index_idr);
 static DEFINE_MUTEX(loop_ctl_mutex);
 
+/*
+ * max_loop: devices made at load.  Given explicitly it is also a limit on
+ * the devices an open of /dev/loopN creates, as in the stock driver; the
+ * default is none.
+ */
 static int max_loop = 8;
-module_param(max_loop, int, 0444);
-MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8)");
+static bool max_loop_given;
+
+static int max_loop_set(const char *val, const struct kernel_param *kp)
+{
+	int err = param_set_int(val, kp);
+
+	if (!err)
+		max_loop_given = true;
+	return err;
+}
+
+static const struct kernel_param_ops max_loop_ops = {
+	.set	= max_loop_set,
+	.get	= param_get_int,
+};
+module_param_cb(max_loop, &max_loop_ops, &max_loop, 0444);
+MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8); if given, also the limit of devices made by opening /dev/loopN");
 
 static int max_part;
 module_param(max_part, int, 0444);
@@ -73,7 +93,7 @@ unsigned int loop_threads_of(const struct loop_device *lo)
 	for (i = 1; i + 1 < lo_threads_count; i += 2)
 		if (lo_threads[i] == lo->lo_number)
 			n = lo_threads[i + 1];
-	return clamp(n, 1, LOOP_MAX_THREADS);
+	return n;
 }
 
 /**
@@ -83,7 +103,7 @@ unsigned int loop_threads_of(const struct loop_device *lo)
  */
 unsigned int loop_prealloc(void)
 {
-	return clamp(lo_prealloc, 1, LOOP_MAX_PREALLOC);
+	return lo_prealloc;
 }
 
 /**
@@ -93,7 +113,7 @@ unsigned int loop_prealloc(void)
  */
 int loop_nice(void)
 {
-	return clamp(lo_nice, MIN_NICE, MAX_NICE);
+	return lo_nice;
 }
 
 /**
@@ -242,7 +262,7 @@ static void loop_probe(dev_t dev)
 {
 	int i = MINOR(dev) >> part_shift;
 
-	if (max_loop && i >= max_loop)
+	if (max_loop_given && max_loop && i >= max_loop)
 		return;
 	loop_add(i);
 }
@@ -332,17 +352,22 @@ static struct miscdevice loop_misc = {
 static void __init loop_choose_aes(void)
 {
 #ifdef AESLOOP_INTELAES
-	const struct loop_aes_engine *engine = aesloop_intel_probe();
+	const char *rejected;
+	const struct loop_aes_engine *engine = aesloop_intel_probe(&rejected);
 
+	if (rejected)
+		pr_notice("loop: AES path %s failed its self-test on this CPU; not used\n",
+			  rejected);
 	if (engine)
 		loop_aes_set_engine(engine);
 #endif
 	strscpy(aes_impl, loop_aes_get_engine()->name, sizeof(aes_impl));
 }
 
-static int __init loop_init(void)
+/* Out-of-range parameters refuse the load rather than being bent silently. */
+static int __init loop_check_params(void)
 {
-	int i, err;
+	int i;
 
 	if (max_part < 0 || max_part > (1 << (MINORBITS - 1))) {
 		pr_err("loop: max_part=%d is out of range\n", max_part);
@@ -360,6 +385,43 @@ static int __init loop_init(void)
 		       hw_queue_depth, BLK_MQ_MAX_DEPTH);
 		return -EINVAL;
 	}
+	if (lo_threads_count && !(lo_threads_count & 1)) {
+		pr_err("loop: lo_threads: an INDEX without its count\n");
+		return -EINVAL;
+	}
+	/* lo_threads[0] is the default; then INDEX,N pairs. */
+	for (i = 0; i < max(lo_threads_count, 1); i += 2) {
+		if (lo_threads[i] < 1 || lo_threads[i] > LOOP_MAX_THREADS) {
+			pr_err("loop: lo_threads: %d workers is out of range 1..%d\n",
+			       lo_threads[i], LOOP_MAX_THREADS);
+			return -EINVAL;
+		}
+		if (i + 1 < lo_threads_count && lo_threads[i + 1] < 0) {
+			pr_err("loop: lo_threads: device index %d is negative\n",
+			       lo_threads[i + 1]);
+			return -EINVAL;
+		}
+	}
+	if (lo_prealloc < 1 || lo_prealloc > LOOP_MAX_PREALLOC) {
+		pr_err("loop: lo_prealloc=%d is out of range 1..%d\n",
+		       lo_prealloc, LOOP_MAX_PREALLOC);
+		return -EINVAL;
+	}
+	if (lo_nice < MIN_NICE || lo_nice > MAX_NICE) {
+		pr_err("loop: lo_nice=%d is out of range %d..%d\n",
+		       lo_nice, MIN_NICE, MAX_NICE);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int __init loop_init(void)
+{
+	int i, err;
+
+	err = loop_check_params();
+	if (err)
+		return err;
 
 	loop_choose_aes();
 	err = misc_register(&loop_misc);
