@@ -586,6 +586,9 @@ int aesloop_intel_selftest(const struct loop_aes_engine *engine)
 
 /**
  * aesloop_intel_probe() - pick the fastest path this CPU can run
+ * @rejected: if not NULL, set to the name of the fastest path whose CPU
+ *            features are present but whose self-test failed (an emulator
+ *            or a broken CPU), or to NULL when there was none
  *
  * Tries vaes-avx512, vaes-avx2, aesni in that order; the first whose
  * features are present and whose self-test passes wins.  Call once at
@@ -593,16 +596,21 @@ int aesloop_intel_selftest(const struct loop_aes_engine *engine)
  *
  * Return: the engine, or NULL: keep the generic one.
  */
-const struct loop_aes_engine *aesloop_intel_probe(void)
+const struct loop_aes_engine *aesloop_intel_probe(const char **rejected)
 {
 	int path;
 
+	if (rejected)
+		*rejected = NULL;
 	for (path = AESLOOP_INTEL_NR_PATHS - 1; path >= 0; path--) {
 		const struct loop_aes_engine *e = &intel_engines[path];
 
-		if (aesloop_intel_cpu_has(path, NULL) &&
-		    aesloop_intel_selftest(e) == 0)
+		if (!aesloop_intel_cpu_has(path, NULL))
+			continue;
+		if (aesloop_intel_selftest(e) == 0)
 			return e;
+		if (rejected && !*rejected)
+			*rejected = e->name;
 	}
 	return NULL;
 }

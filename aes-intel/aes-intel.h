@@ -50,7 +50,7 @@ enum aesloop_intel_path {
 const struct loop_aes_engine *aesloop_intel_engine(enum aesloop_intel_path path);
 bool aesloop_intel_cpu_has(enum aesloop_intel_path path, const char **why);
 int aesloop_intel_selftest(const struct loop_aes_engine *engine);
-const struct loop_aes_engine *aesloop_intel_probe(void);
+const struct loop_aes_engine *aesloop_intel_probe(const char **rejected);
 
 /* ---------------------------------------------------------------------
  * The assembly.

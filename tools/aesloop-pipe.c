@@ -217,9 +217,13 @@ int main(int argc, char **argv)
 
 	lock_memory();
 #ifdef AESLOOP_INTELAES
-	/* AES-NI/VAES when this CPU has them and they pass their self-test */
-	if (aesloop_intel_probe())
-		loop_aes_set_engine(aesloop_intel_probe());
+	{
+		/* AES-NI/VAES when this CPU has them and they pass their self-test */
+		const struct loop_aes_engine *engine = aesloop_intel_probe(NULL);
+
+		if (engine)
+			loop_aes_set_engine(engine);
+	}
 #endif
 
 	opterr = 0;

@@ -24,7 +24,7 @@
  *                             engine equal the generic engine for single-key,
  *                             v2 and v3 volumes, 1..40 sectors (more than one
  *                             FPU section), in place
- *  probe                      aesloop_intel_probe() picks the best path the
+ *  probe                      aesloop_intel_probe(NULL) picks the best path the
  *                             CPU has
  *
  * Random data comes from a seeded generator; a failure prints the seed and
@@ -423,10 +423,17 @@ int main(void)
 		best = e;
 		check_engine(e, engine_names[i], b);
 	}
-	t_result(aesloop_intel_probe() == best, "probe",
+	t_result(aesloop_intel_probe(NULL) == best, "probe",
 		 "picked %s, the best this CPU has is %s",
-		 aesloop_intel_probe() ? aesloop_intel_probe()->name : "none",
+		 aesloop_intel_probe(NULL) ? aesloop_intel_probe(NULL)->name : "none",
 		 best ? best->name : "none");
+	{
+		const char *rejected = "unset";
+
+		aesloop_intel_probe(&rejected);
+		t_result(rejected == NULL, "probe-none-rejected",
+			 "%s failed its self-test", rejected);
+	}
 
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		const struct asm_path *p = &paths[i];

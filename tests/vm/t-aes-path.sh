@@ -3,6 +3,7 @@
 # is the one the CPU allows, and it says so in the log and in aes_impl.
 #   t-aes-path.sh max      the CPU has AES-NI: an AES-NI or VAES path
 #   t-aes-path.sh qemu64   no AES-NI: the generic C code
+# and a faster path the CPU claims is used, or the log says why not.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -12,4 +13,16 @@ if t_cpu_has aes; then
 	t_check aes-path-hardware sh -c "echo '$impl' | grep -Eqx 'aesni|vaes-avx2|vaes-avx512'"
 else
 	t_expect_eq aes-path-fallback generic "$impl"
+fi
+# A faster path the CPU claims but that was not chosen must have failed its
+# self-test, and the log must say so (QEMU 7.2's TCG gets VAES on ymm wrong).
+best=generic
+t_cpu_has aes && best=aesni
+t_cpu_has vaes && t_cpu_has avx2 && best=vaes-avx2
+t_cpu_has vaes && t_cpu_has avx2 && t_cpu_has avx512f && best=vaes-avx512
+if [ "$impl" != "$best" ]; then
+	t_check aes-path-rejected-logged sh -c \
+		"dmesg | grep -q 'AES path $best failed its self-test'"
+else
+	t_expect_eq aes-path-best "$best" "$impl"
 fi
