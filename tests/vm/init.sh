@@ -64,6 +64,10 @@ for opt in "${cmdline[@]}"; do
 	esac
 done
 
+# A task stuck in D state (a deadlock) is reported after 30 s instead of
+# 120 s, so that guest-dmesg catches it within a test's run.
+echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null || true
+
 modprobe -a virtio_pci 9pnet_virtio 9p || say "could not load the 9p modules"
 # msize: larger 9p messages make reading modules and programs from the share faster.
 # The project is read-only and does not change during a run, so its pages may be cached.

@@ -8,6 +8,8 @@
 #   capacity     losetup -c after the file grew
 #   detach-all   losetup -D
 #   control      LOOP_CTL_ADD and LOOP_CTL_REMOVE (a bound one is refused)
+#   sysfs-detach-race  attach/detach against readers of loop/backing_file
+#   bsize-reset  the block size goes back to 512 on detach
 #   mount-loop   mount -o loop FILE, and umount frees the loop (autoclear)
 #   discard      blkdiscard on a plain loop punches the file; refused on an
 #                encrypted loop, which keeps its data
@@ -127,6 +129,38 @@ if t_check mount-loop mount -o loop "$work/fs.img" /mnt/t; then
 	t_json_vs_sysfs mount-loop "$mdev"
 	umount /mnt/t
 	t_expect_eq mount-loop-autoclear "" "$(losetup.stock -a)"
+fi
+
+# Detach racing sysfs readers (losetup -a, udev, lsblk read backing_file):
+# both sides must finish; a lock-order bug leaves them in D state for good.
+t_zerofile "$work/race.img" 1M
+dev=$(losetup.stock -f)
+(for _ in $(seq 150); do
+	losetup.stock "$dev" "$work/race.img" 2>/dev/null
+	losetup.stock -d "$dev" 2>/dev/null
+done) &
+binder=$!
+(for _ in $(seq 1500); do
+	cat "/sys/block/${dev#/dev/}/loop/backing_file" >/dev/null 2>&1
+done) &
+reader=$!
+for _ in $(seq 120); do
+	kill -0 "$binder" 2>/dev/null || kill -0 "$reader" 2>/dev/null || break
+	sleep 1
+done
+if kill -0 "$binder" 2>/dev/null || kill -0 "$reader" 2>/dev/null; then
+	t_fail sysfs-detach-race "detach and sysfs readers still running after 120 s: $(
+		grep -l '^State:.*D' /proc/[0-9]*/status 2>/dev/null | tr '\n' ' ')"
+else
+	wait "$binder" "$reader"
+	t_pass sysfs-detach-race
+fi
+losetup.stock -d "$dev" 2>/dev/null
+
+# The block size does not outlive a binding (as with the stock driver).
+if dev=$(losetup.stock -b 4096 -f --show "$work/race.img"); then
+	losetup.stock -d "$dev"
+	t_expect_eq bsize-reset-on-detach 512 "$(sysfs "$dev" queue/logical_block_size)"
 fi
 
 # discard: a hole on a plain loop; refused on an encrypted loop.

@@ -7,6 +7,7 @@
 #                numbered in the device's own minors, workers per device
 #   bad-*        out-of-range values: insmod fails with EINVAL, no module
 #                and no device is left behind
+#   probe-*      opening /dev/loop50 creates it, unless max_loop=4 was given
 # At the end the module is loaded again with its defaults.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
@@ -57,5 +58,26 @@ bad hw-queue-depth-0 hw_queue_depth=0
 bad hw-queue-depth-huge hw_queue_depth=100000
 bad max-part-negative max_part=-1
 bad max-loop-huge max_loop=2000000
+bad lo-threads-0 lo_threads=0
+bad lo-threads-17 lo_threads=17
+bad lo-threads-dangling-index lo_threads=2,1
+bad lo-threads-bad-pair lo_threads=2,1,0
+bad lo-threads-negative-index lo_threads=2,-1,3
+bad lo-prealloc-0 lo_prealloc=0
+bad lo-prealloc-huge lo_prealloc=100000
+bad lo-nice-50 lo_nice=50
+bad lo-nice-minus-21 lo_nice=-21
+
+# Opening /dev/loopN creates the device: any N by default, only below
+# max_loop when max_loop was given (as the stock driver).
+t_check probe-load insmod "$ko"
+mknod /tmp/loop50 b 7 50
+t_check probe-creates-loop50 dd if=/tmp/loop50 of=/dev/null count=0 status=none
+t_check probe-loop50-exists test -e /sys/block/loop50
+t_check probe-unload rmmod loop
+t_check probe-limit-load insmod "$ko" max_loop=4
+t_expect_fail probe-limit-refused '' dd if=/tmp/loop50 of=/dev/null count=0 status=none
+t_check probe-limit-no-loop50 test ! -e /sys/block/loop50
+t_check probe-limit-unload rmmod loop
 
 t_check reload insmod "$ko"
