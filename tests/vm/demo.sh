@@ -31,7 +31,7 @@ show losetup -a
 step "Make an ext4 file system on it and mount it"
 t_check demo-mkfs mkfs.ext4 -q -L secret /dev/loop0
 show mount /dev/loop0 /mnt/secret
-echo "This sentence is only ever stored encrypted." >/mnt/secret/note.txt
+show sh -c 'echo "This sentence is only ever stored encrypted." >/mnt/secret/note.txt'
 show ls -l /mnt/secret
 show df -h /mnt/secret
 
@@ -50,12 +50,22 @@ fi
 
 step "A wrong passphrase gives garbage: ext4 will not mount it"
 printf 'not the passphrase we used, sorry\n' >"$work/wrong"
+printf '# losetup -e AES128 -p 3 /dev/loop0 %s 3<wrong-passphrase-file\n' "$img"
 losetup -e AES128 -p 3 /dev/loop0 "$img" 3<"$work/wrong"
-t_expect_fail demo-wrong-passphrase '' mount /dev/loop0 /mnt/secret
-echo "mount refused, as it should."
-losetup -d /dev/loop0
+echo "(loop-AES formats carry no key check: the attach succeeds, the data is noise)"
+printf '# mount /dev/loop0 /mnt/secret\n'
+if mount /dev/loop0 /mnt/secret 2>"$work/mount.err"; then
+	t_fail demo-wrong-passphrase "ext4 mounted with the wrong key"
+	umount /mnt/secret
+else
+	cat "$work/mount.err"
+	echo "mount refused, as it should."
+	t_pass demo-wrong-passphrase
+fi
+show losetup -d /dev/loop0
 
 step "The right passphrase brings the file back"
+printf '# losetup -e AES128 -p 3 /dev/loop0 %s 3<passphrase-file\n' "$img"
 losetup -e AES128 -p 3 /dev/loop0 "$img" 3<"$work/pass"
 show mount /dev/loop0 /mnt/secret
 show cat /mnt/secret/note.txt
