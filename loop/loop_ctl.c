@@ -356,13 +356,21 @@ static int loop_clr_fd(struct loop_device *lo)
 		return -ENXIO;
 	}
 	/*
-	 * The caller holds one open; any other (a mount, another process)
-	 * still uses the device.  Detaching it under them would lose data, so
-	 * refuse, as loop-AES does.
+	 * The caller holds one open.  A device claimed by a file system, swap
+	 * or a stacked driver (a partition's claim marks the whole disk too)
+	 * is refused, as loop-AES does.  Other openers (udev's blkid, a
+	 * reader) only defer the detach to the last close, as the stock
+	 * driver does: losetup -d right after an attach must not fail
+	 * because udev is looking at the device.
 	 */
 	if (disk_openers(lo->lo_disk) > 1) {
+		if (READ_ONCE(lo->lo_disk->part0->bd_holder)) {
+			mutex_unlock(&lo->lo_mutex);
+			return -EBUSY;
+		}
+		lo->lo_flags |= LO_FLAGS_AUTOCLEAR;
 		mutex_unlock(&lo->lo_mutex);
-		return -EBUSY;
+		return 0;
 	}
 	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);

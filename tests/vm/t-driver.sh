@@ -36,6 +36,13 @@ if dev=$(losetup.stock -P -f --show "$img"); then
 	t_check partscan-p1 test -b "${dev}p1"
 	t_expect_eq partscan-sysfs 1 "$(sysfs "$dev" loop/partscan)"
 	t_expect_eq partscan-p1-size 8192 "$(sysfs "$dev" "${dev#/dev/}p1/size")"
+	# A mounted partition claims the whole device: detach is refused.
+	if t_run_quiet mkfs.ext4 -q "${dev}p1" && mount "${dev}p1" /mnt/t; then
+		t_expect_fail partscan-p1-mounted-clr-busy EBUSY "$lo_ioctl" clr "$dev"
+		umount /mnt/t
+	else
+		t_fail partscan-p1-mount "mkfs or mount of ${dev}p1 failed"
+	fi
 	losetup.stock -d "$dev"
 	t_check partscan-gone-on-detach test ! -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1"
 else

@@ -77,6 +77,17 @@ if dev=$(losetup.stock -f --show "$work/fs.img") && mount "$dev" /mnt/t; then
 	umount /mnt/t
 	losetup.stock -d "$dev"
 fi
+# Open but not claimed (udev's blkid, a reader): the detach succeeds and
+# happens at the last close, as with the stock driver.
+if dev=$(losetup.stock -f --show "$work/fs.img"); then
+	exec 7<"$dev"
+	t_check clr-open-deferred losetup.stock -d "$dev"
+	t_expect_eq clr-open-autoclear 1 "$(sysfs "$dev" loop/autoclear)"
+	t_expect_eq clr-open-still-readable "$(head -c 4096 "$work/fs.img" | sha256sum)" \
+		"$(head -c 4096 <&7 | sha256sum)"
+	exec 7<&-
+	t_check clr-open-gone-after-close test ! -e "/sys/block/${dev#/dev/}/loop"
+fi
 
 # LOOP_SET_FD (the older path) and LOOP_CTL_GET_FREE creating devices.
 dev=/dev/loop$("$lo_ioctl" get-free)
