@@ -5,6 +5,9 @@
 #   make module          loop.ko only
 #   make install         loop.ko into /lib/modules/$(KVER)/updates, then depmod
 #   make losetup         the util-linux losetup with the aesloop patch
+#                        (2.38.1, Debian bookworm's, in build/bin)
+#   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
+#                        build/ul-2.41/bin
 #   make check-host      host tests (also under ASan and UBSan)
 #   make bench           MB/s of every crypto path against OpenSSL and aespipe
 #                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
@@ -52,7 +55,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install losetup host-tests check-host bench vm-tools check demo clean \
+.PHONY: all userspace module install losetup losetup-2.41 host-tests check-host bench vm-tools check demo clean \
 	dist manifest
 
 all: userspace module
@@ -141,6 +144,12 @@ losetup: $(BUILD)/bin/losetup
 $(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
 		      patches/util-linux-2.38.1-aesloop.patch $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
+
+losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
+
+$(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
+			      patches/util-linux-2.41-aesloop.patch $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
 
 check:
 	tests/check.sh

@@ -6,17 +6,18 @@
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
 #
 # SERIES is the util-linux series (patches/series.sh has the table): 2.38
-# (the default; Debian bookworm's 2.38.1, what make losetup builds in
-# build/).  Each series needs a BUILD_DIR of its own.
+# (the default; Debian bookworm's 2.38.1, what make losetup builds in build/)
+# or 2.41 (Debian trixie's 2.41.x, what make losetup-2.41 builds in
+# build/ul-2.41).  Each series needs a BUILD_DIR of its own.
 #
 # 1. Fetches the suite's util-linux source package into
-#    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38), with a private apt
-#    sources list, lists and cache under BUILD_DIR/WORK/apt: the host's apt
-#    configuration is not touched.  Skipped when the package is already
-#    there.
+#    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38, util-linux-2.41 for
+#    2.41), with a private apt sources list, lists and cache under
+#    BUILD_DIR/WORK/apt: the host's apt configuration is not touched.
+#    Skipped when the package is already there.
 # 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
-#    the series' patch (patches/util-linux-2.38.1-aesloop.patch) and
-#    configures a minimal build
+#    the series' patch (patches/util-linux-2.38.1-aesloop.patch,
+#    patches/util-linux-2.41-aesloop.patch) and configures a minimal build
 #    (the four programs and the libraries they need, static, no
 #    systemd/udev/ncurses...).  Done again only when the patch, this script
 #    or the source package change.  (patches/mkpatch.sh regenerates the

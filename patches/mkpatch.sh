@@ -1,6 +1,7 @@
 #!/bin/bash
-# Keeps the util-linux patches (patches/util-linux-2.38.1-aesloop.patch)
-# generated, never edited by hand: a patch is the difference between Debian's util-linux source and a work
+# Keeps the util-linux patches (patches/util-linux-2.38.1-aesloop.patch,
+# patches/util-linux-2.41-aesloop.patch) generated, never edited by hand:
+# a patch is the difference between Debian's util-linux source and a work
 # tree where the hooks are edited as ordinary C.
 #
 #   patches/mkpatch.sh edit [BUILD_DIR] [SERIES]
@@ -13,9 +14,10 @@
 #                         text before the first "--- " line (the
 #                         description) is kept
 #
-# SERIES is 2.38 (the default); WORK and the default BUILD_DIR are the
-# series' (patches/series.sh): build/util-linux for 2.38.  The source
-# package must have been fetched already (make losetup does it).  The loop-AES
+# SERIES is 2.38 (the default) or 2.41; WORK and the default BUILD_DIR are
+# the series' (patches/series.sh): build/util-linux for 2.38,
+# build/ul-2.41/util-linux-2.41 for 2.41.  The source package must have been
+# fetched already (make losetup, make losetup-2.41 do it).  The loop-AES
 # code itself is not in the patch: it is tools/keysetup.c and
 # tools/aesloop-util.c, which build-losetup.sh compiles into losetup,
 # mount and swapon.

@@ -4,15 +4,16 @@
 #   series  Debian suite  source version  patch file  work dir  default BUILD_DIR
 #
 # The source version is matched as a prefix of Debian's upstream version at
-# a dot: 2.38.1 is 2.38.1 only, and a series X.Y whose patch applies to
-# every point release would say X.Y.  The work dir is under BUILD_DIR; the
-# default BUILD_DIR is relative to the top of the tree and is what
-# `make losetup` uses.  Each series needs a BUILD_DIR of its own: the
-# programs go to BUILD_DIR/bin.
+# a dot: 2.38.1 is 2.38.1 only, 2.41 is whatever 2.41.x the suite serves
+# (the patch applies to every point release).  The work dir is under
+# BUILD_DIR; the default BUILD_DIR is relative to the top of the tree and
+# is what `make losetup` and `make losetup-2.41` use.  Each series needs a
+# BUILD_DIR of its own: the programs go to BUILD_DIR/bin.
 # shellcheck shell=bash
 
 ul_series_table='
 2.38  bookworm  2.38.1  util-linux-2.38.1-aesloop.patch  util-linux       build
+2.41  trixie    2.41    util-linux-2.41-aesloop.patch    util-linux-2.41  build/ul-2.41
 '
 ul_default_series=2.38
 
