@@ -1,7 +1,9 @@
 #!/bin/bash
 # Runs the host tests: every C test program, plain and under ASan+UBSan, and
-# every tests/host/t-*.sh script.  Prints their PASS/FAIL/SKIP lines, each
-# prefixed with the program that printed it; exits non-zero if any failed.
+# every tests/host/t-*.sh script; t-losetup.sh again for each other
+# util-linux build there is (build/ul-2.41, make losetup-2.41), its results
+# prefixed "ul-2.41/".  Prints their PASS/FAIL/SKIP lines, each prefixed
+# with the program that printed it; exits non-zero if any failed.
 # Build first with `make host-tests` (the Makefile's check-host does both).
 set -uo pipefail
 
@@ -17,7 +19,8 @@ run() {	# run NAME CMD...: prefix each result line with NAME
 	shift
 	out=$("$@" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | sed -n "s/^\(PASS\|FAIL\|SKIP\) /\1 $name:/p"
+	printf '%s\n' "$out" | awk -v name="$name" \
+		'/^(PASS|FAIL|SKIP) / { print $1 " " name ":" substr($0, length($1) + 2) }'
 	# Anything else the program said (sanitizer reports) is shown on failure.
 	if [ "$rc" -ne 0 ]; then
 		status=1
@@ -35,5 +38,10 @@ done
 for script in "$top"/tests/host/t-*.sh; do
 	[ -e "$script" ] || continue
 	run "$(basename "$script" .sh)" bash "$script"
+done
+for ul in "$build"/ul-*/; do
+	[ -x "$ul/bin/losetup" ] || continue
+	run "$(basename "$ul")/t-losetup" env AESLOOP_BUILD="${ul%/}" \
+		bash "$top/tests/host/t-losetup.sh"
 done
 exit $status
