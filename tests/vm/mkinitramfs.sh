@@ -6,8 +6,11 @@
 # lists, and tests/vm/init.sh as /init. Big programs whose libraries would triple the image
 # (fio, gpg) are not packed: they are staged in build/vm/lazy/ and run in the guest from the
 # read-only 9p share through small wrappers.
+# The guest's losetup is the patched one of build/bin/losetup, or with AESLOOP_UL_BUILD=DIR
+# (relative to the project root, or absolute) that of DIR/bin/losetup, another util-linux
+# build of patches/build-losetup.sh (run.sh -U sets it); the stock one when it is not built.
 # Rebuilds only when an input changed (this script, init.sh, the kernel tree, a program or
-# library, build/bin/losetup); otherwise it returns at once.
+# library, the patched losetup); otherwise it returns at once.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -60,7 +63,9 @@ lazy_programs=(/usr/bin/fio /usr/bin/gpg /usr/bin/gpg-agent)
 # glibc loads libgcc_s itself when a thread is cancelled (libcryptsetup runs threads).
 extra_libs=(/lib/x86_64-linux-gnu/libgcc_s.so.1)
 
-patched_losetup="$top/build/bin/losetup"
+ul_build=${AESLOOP_UL_BUILD:-build}
+[[ "$ul_build" == /* ]] || ul_build=$top/$ul_build
+patched_losetup="$ul_build/bin/losetup"
 
 # Libraries ldd lists for the given programs, one path a line.
 libs_of() {
@@ -90,6 +95,8 @@ for entry in "${programs[@]}"; do
 done
 if [ -x "$patched_losetup" ]; then
 	main_progs+=("$patched_losetup")
+elif [ -n "${AESLOOP_UL_BUILD:-}" ]; then
+	die "$patched_losetup is not built (AESLOOP_UL_BUILD=$AESLOOP_UL_BUILD)"
 else
 	say "warning: $patched_losetup not built yet; the guest's losetup is the stock one"
 fi

@@ -25,6 +25,11 @@ Options:
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
   -e NAME=VAL set an environment variable for the guest script (repeatable),
               e.g. -e T_VERBOSE=1 to see the output of passing checks
+  -U DIR      the patched util-linux to test: a BUILD_DIR of patches/build-losetup.sh,
+              relative to the project root (default build; build/ul-2.41 for 2.41, made
+              by make losetup-2.41; also AESLOOP_UL_BUILD=DIR): the guest's losetup is
+              DIR/bin/losetup, and guest scripts find DIR/bin as $AESLOOP_UL_BIN (mount,
+              swapon, swapoff); each DIR has an initramfs of its own
   -u          rmmod the module after the script and report module-unload
   -t SECONDS  wall-clock limit for the whole VM run (default 300)
   -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
@@ -60,7 +65,8 @@ share="$top/build/vm/share"
 interactive=0
 verbosity=1
 guest_env=()
-while getopts 'k:c:m:p:e:ut:r:n:s:ivqh' opt; do
+ul_build=${AESLOOP_UL_BUILD:-build}
+while getopts 'k:c:m:p:e:U:ut:r:n:s:ivqh' opt; do
 	case "$opt" in
 	k) kver=$OPTARG ;;
 	c) cpu=$OPTARG ;;
@@ -70,6 +76,7 @@ while getopts 'k:c:m:p:e:ut:r:n:s:ivqh' opt; do
 		[[ "$OPTARG" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-e needs NAME=VALUE"
 		guest_env+=("$OPTARG")
 		;;
+	U) ul_build=$OPTARG ;;
 	u) unload=1 ;;
 	t) timeout_s=$OPTARG ;;
 	r) results_file=$OPTARG ;;
@@ -102,7 +109,22 @@ fi
 vmlinuz="$top/build/kernel/$kver/boot/vmlinuz-$kver"
 [ -f "$vmlinuz" ] || die "$vmlinuz missing"
 
+# The patched util-linux: its losetup is packed into the initramfs (one per build), its bin/
+# is the guest scripts' $AESLOOP_UL_BIN.
+[[ "$ul_build" == /* ]] || ul_build=$top/$ul_build
+ul_abs=$(realpath -m -s "$ul_build")
+[[ "$ul_abs" == "$top"/* ]] || die "-U $ul_build: not a folder inside the project"
+ul_build=${ul_abs#"$top"/}
 initrd="$top/build/vm/initramfs-$kver.cpio.gz"
+if [ "$ul_build" = build ]; then
+	unset AESLOOP_UL_BUILD
+else
+	[ -x "$ul_abs/bin/losetup" ] ||
+		die "-U $ul_build: $ul_build/bin/losetup is not built (patches/build-losetup.sh)"
+	initrd="$top/build/vm/initramfs-$kver-${ul_build//\//-}.cpio.gz"
+	export AESLOOP_UL_BUILD=$ul_build
+fi
+guest_env+=("AESLOOP_UL_BIN=/aesloop/$ul_build/bin")
 "$top/tests/vm/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs.sh failed"
 
 # One folder per run; the oldest are pruned so build/vm/runs stays small.
@@ -224,7 +246,8 @@ show() {
 	done
 }
 
-[ "$verbosity" = 0 ] || say "guest $kver, cpu $cpu, module ${g_module:-none}, run ${rundir#"$top"/}"
+[ "$verbosity" = 0 ] ||
+	say "guest $kver, cpu $cpu, module ${g_module:-none}, util-linux $ul_build/bin, run ${rundir#"$top"/}"
 t0=$(date +%s%N)
 # --foreground keeps QEMU in this process group, so Ctrl-C reaches it; stdin is the terminal
 # only in interactive mode (QEMU would otherwise put the terminal in raw mode).

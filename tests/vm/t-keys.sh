@@ -1,6 +1,7 @@
 #!/bin/bash
 # VM test: the loop-AES key sources and options of the patched losetup
-# (issue 5; spec sections 3, 4, 5), on real loops of our loop.ko:
+# (issue 5; spec sections 3, 4, 5), on real loops of our loop.ko; the
+# losetup on PATH is that of $AESLOOP_UL_BIN (build/bin, or run.sh -U):
 #   vector-*    plain64.img written through a loop set up from each key
 #               source gives the ciphertext of ../shared/vectors: a
 #               passphrase on -p (with -S/-C too), a 1-line key file (-P),
@@ -25,6 +26,11 @@
 
 vectors=/share/vectors
 work=/tmp/t-keys
+bin=${AESLOOP_UL_BIN:-/aesloop/build/bin}
+if [ -x "$bin/losetup" ]; then
+	t_log "util-linux under test: $(losetup --version)"
+	t_expect_eq losetup-of-build "$("$bin/losetup" --version)" "$(losetup --version)"
+fi
 mkdir -p "$work"
 pass='correct horse battery staple 2026'
 plain_sum=$(t_sha256 "$vectors/plain64.img")

@@ -1,6 +1,7 @@
 #!/bin/bash
 # VM test: loop-AES mount and swap options of the patched util-linux mount,
-# swapon and swapoff (build/bin, run from /aesloop; spec section 7):
+# swapon and swapoff ($AESLOOP_UL_BIN: build/bin, or the build of run.sh -U;
+# run from /aesloop; spec section 7):
 #   mount-*     mount -o loop,encryption=,cleartextkey= / gpgkey= / -p FD
 #               opens volumes losetup wrote (multi-key v2/v3, single-key,
 #               offset=@N); umount leaves no loop device behind
@@ -17,7 +18,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-bin=/aesloop/build/bin
+bin=${AESLOOP_UL_BIN:-/aesloop/build/bin}
 vectors=/share/vectors
 work=/tmp/t-mount
 mkdir -p "$work" /mnt/m /mnt/r
@@ -31,6 +32,9 @@ for p in mount swapon swapoff; do
 	fi
 done
 mount=$bin/mount
+# The losetup on PATH (packed by mkinitramfs.sh) is of the same build.
+t_log "util-linux under test: $("$mount" --version)"
+t_expect_eq losetup-of-build "$("$bin/losetup" --version)" "$(losetup --version)"
 
 # No loop device may be left attached to FILE.
 nothing_attached() {
