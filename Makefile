@@ -4,6 +4,10 @@
 #                        the running kernel (or KDIR=...)
 #   make module          loop.ko only
 #   make install         loop.ko into /lib/modules/$(KVER)/updates, then depmod
+#   make install-tools   the patched losetup, mount, swapon and swapoff into
+#                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
+#                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
+#                        DESTDIR too)
 #   make losetup         the util-linux losetup with the aesloop patch
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
@@ -29,6 +33,7 @@ SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-fr
 TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
 # The kernel to build loop.ko against: the running one unless KDIR says else.
+PREFIX    ?= /usr/local
 KVER      ?= $(shell uname -r)
 KDIR      ?= /lib/modules/$(KVER)/build
 
@@ -55,7 +60,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install losetup losetup-2.41 host-tests check-host bench vm-tools check demo clean \
+.PHONY: all userspace module install install-tools losetup losetup-2.41 host-tests check-host bench vm-tools check demo clean \
 	dist manifest
 
 all: userspace module
@@ -137,6 +142,17 @@ module:
 install: module
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop INSTALL_MOD_DIR=updates modules_install
 	depmod -a $(KVER)
+
+# /usr/local/sbin comes before /usr/sbin in root's PATH on Debian, so these
+# are the ones a shell runs; util-linux's own stay where they are.
+install-tools: losetup userspace
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
+		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man4
+	install -m 0755 $(BUILD)/bin/losetup $(BUILD)/bin/mount $(BUILD)/bin/swapon \
+		$(BUILD)/bin/swapoff $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
+	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup

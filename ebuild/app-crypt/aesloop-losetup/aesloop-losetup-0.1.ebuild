@@ -97,7 +97,8 @@ src_install() {
 	# keeps /sbin/losetup and /bin/mount.
 	newsbin losetup aesloop-losetup
 	newbin mount aesloop-mount
-	newman sys-utils/losetup.8 aesloop-losetup.8
+	# aesloop's page, which documents the loop-AES options.
+	newman "${WORKDIR}/${AESLOOP_P}/patches/losetup.8" aesloop-losetup.8
 	newman sys-utils/mount.8 aesloop-mount.8
 }
 
