@@ -151,7 +151,8 @@ install-tools: losetup userspace
 	install -m 0755 $(BUILD)/bin/losetup $(BUILD)/bin/mount $(BUILD)/bin/swapon \
 		$(BUILD)/bin/swapoff $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
-	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/
+	# Its own name: a losetup.8 here would hide util-linux's page.
+	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
