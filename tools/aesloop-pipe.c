@@ -149,22 +149,6 @@ static ssize_t read_full(int fd, u8 *buf, size_t len)
 	return (ssize_t)got;
 }
 
-static int write_full(int fd, const u8 *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* The single-key IV of spec §2.1 (the same as loop_aes.c builds). */
 static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
 {
@@ -381,7 +365,7 @@ int main(int argc, char **argv)
 			buf[len++] = 0;
 		transform(ctx, tail_key, decrypt, buf, len, sector);
 		sector += len / LOOP_AES_SECTOR_SIZE;
-		rc = write_full(STDOUT_FILENO, buf, len);
+		rc = keysetup_write_all(STDOUT_FILENO, buf, len);
 		if (rc) {
 			if (!quiet)
 				fprintf(stderr, PROG ": write to standard output failed: %s\n",

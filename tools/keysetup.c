@@ -510,17 +510,27 @@ static void tty_signal_handler(int sig)
 	raise(sig);
 }
 
-static int write_all(int fd, const char *s, size_t len)
+/**
+ * keysetup_write_all() - write all of a buffer, retrying on EINTR
+ * @fd:  file descriptor
+ * @buf: @len bytes
+ * @len: bytes to write
+ *
+ * Return: 0, or -errno of the write that failed.
+ */
+int keysetup_write_all(int fd, const void *buf, size_t len)
 {
+	const char *p = buf;
+
 	while (len) {
-		ssize_t n = write(fd, s, len);
+		ssize_t n = write(fd, p, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return -errno;
 		}
-		s += n;
+		p += n;
 		len -= (size_t)n;
 	}
 	return 0;
@@ -535,7 +545,7 @@ static int tty_ask(struct keysetup *ks, int fd, const char *prompt,
 {
 	int rc, terminated;
 
-	rc = write_all(fd, prompt, strlen(prompt));
+	rc = keysetup_write_all(fd, prompt, strlen(prompt));
 	if (rc) {
 		set_error(ks, "cannot write the prompt to /dev/tty: %s",
 			  strerror(-rc));
@@ -549,7 +559,7 @@ static int tty_ask(struct keysetup *ks, int fd, const char *prompt,
 		set_error(ks, "cannot read the passphrase from /dev/tty: %s",
 			  strerror(-rc));
 	/* Echo was off, so the user's Enter did not move the cursor. */
-	write_all(fd, "\n", 1);
+	keysetup_write_all(fd, "\n", 1);
 	return rc;
 }
 
@@ -882,25 +892,6 @@ static int random_keys(struct keysetup *ks)
 	return 0;
 }
 
-/* Write all of @len bytes to @fd; 0 or -errno. */
-static int write_fd(int fd, const void *buf, size_t len)
-{
-	const char *p = buf;
-
-	while (len) {
-		ssize_t n = write(fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /*
  * A memfd holding the first @limit bytes of @fd (which is closed), so that
  * gpg does not read a whole volume whose first bytes are its key file.
@@ -929,7 +920,7 @@ static int copy_prefix(int fd, unsigned long long limit)
 		}
 		if (n == 0)
 			break;
-		rc = write_fd(m, buf, (size_t)n);
+		rc = keysetup_write_all(m, buf, (size_t)n);
 		if (rc)
 			break;
 		limit -= (unsigned long long)n;
@@ -1125,9 +1116,9 @@ static int gpg_decrypt(struct keysetup *ks)
 	ign.sa_handler = SIG_IGN;
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGPIPE, &ign, &old_pipe);
-	rc = write_fd(passp[1], ks->lines[0], ks->line_len[0]);
+	rc = keysetup_write_all(passp[1], ks->lines[0], ks->line_len[0]);
 	if (!rc)
-		rc = write_fd(passp[1], "\n", 1);
+		rc = keysetup_write_all(passp[1], "\n", 1);
 	sigaction(SIGPIPE, &old_pipe, NULL);
 	close(passp[1]);
 	passp[1] = -1;
