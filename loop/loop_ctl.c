@@ -770,9 +770,11 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		config.fd = arg;
 		return loop_configure(lo, writable, bdev, &config);
 	case LOOP_CONFIGURE:
+		/* A partial copy may hold key bytes: wiped on every path. */
 		if (copy_from_user(&config, argp, sizeof(config)))
-			return -EFAULT;
-		err = loop_configure(lo, writable, bdev, &config);
+			err = -EFAULT;
+		else
+			err = loop_configure(lo, writable, bdev, &config);
 		memzero_explicit(&config, sizeof(config));
 		return err;
 	case LOOP_CLR_FD:
@@ -791,16 +793,19 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_SET_STATUS:
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
+		err = 0;
 		if (cmd == LOOP_SET_STATUS64) {
 			if (copy_from_user(&info64, argp, sizeof(info64)))
-				return -EFAULT;
+				err = -EFAULT;
 		} else {
 			if (copy_from_user(&info, argp, sizeof(info)))
-				return -EFAULT;
-			loop_info_from_old(&info64, &info);
+				err = -EFAULT;
+			else
+				loop_info_from_old(&info64, &info);
 			memzero_explicit(&info, sizeof(info));
 		}
-		err = loop_set_status(lo, &info64);
+		if (!err)
+			err = loop_set_status(lo, &info64);
 		memzero_explicit(&info64, sizeof(info64));
 		return err;
 	case LOOP_GET_STATUS64:
@@ -923,8 +928,10 @@ int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_SET_STATUS:
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
-		if (copy_from_user(&cinfo, compat_ptr(arg), sizeof(cinfo)))
+		if (copy_from_user(&cinfo, compat_ptr(arg), sizeof(cinfo))) {
+			memzero_explicit(&cinfo, sizeof(cinfo));
 			return -EFAULT;
+		}
 		loop_info_from_compat(&info64, &cinfo);
 		memzero_explicit(&cinfo, sizeof(cinfo));
 		err = loop_set_status(lo, &info64);
