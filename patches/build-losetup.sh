@@ -83,6 +83,9 @@ configure_args=(
 	LDFLAGS="-Wl,-z,relro -Wl,-z,now"
 )
 
+# Whatever the file dates say, make never re-runs autotools (see step 2).
+no_autotools=(AUTOCONF=: AUTOHEADER=: AUTOMAKE=: ACLOCAL=:)
+
 # --- 1. the source package -------------------------------------------------
 dsc=$(ul_find_dsc "$work/dl")
 if [ -z "$dsc" ]; then
@@ -119,14 +122,19 @@ if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
 		{ tail -n 20 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
 	# Debian's patches edit configure.ac and some Makemodule.am files (for
 	# programs we do not build), which would make make re-run autotools.
-	# The shipped configure and Makefile.in are right for losetup: mark
-	# them newer than their sources.
+	# The shipped configure and Makefile.in are right for losetup: date
+	# them after their sources, all in the past.  (Dates in the future make
+	# configure's own sanity check fail: "newly created file is older than
+	# distributed files".)  make is also told not to run autotools at all,
+	# below.
 	(
 		cd "$src"
-		now=$(date +%s)
-		touch -d "@$((now + 1))" aclocal.m4
-		touch -d "@$((now + 2))" configure config.h.in
-		find . -name Makefile.in -exec touch -d "@$((now + 3))" {} +
+		past=$(($(date +%s) - 60))
+		find . \( -name configure.ac -o -name '*.am' -o -name '*.m4' \) \
+			-exec touch -d "@$past" {} +
+		touch -d "@$((past + 10))" aclocal.m4
+		touch -d "@$((past + 20))" configure config.h.in
+		find . -name Makefile.in -exec touch -d "@$((past + 30))" {} +
 	)
 	patch -d "$src" -p1 --forward --batch <"$patch_file" >"$work/patch.log" 2>&1 ||
 		{ cat "$work/patch.log" >&2; die "$patch_file does not apply to $(basename "$dsc")"; }
@@ -153,6 +161,7 @@ echo "build-losetup.sh: building ${programs[*]}"
 # every link; the archive is not a make prerequisite, so always relink.
 (cd "$src" && rm -f "${programs[@]}")
 make -C "$src" -j"$jobs" "${programs[@]}" "LIBS=$obj/libaesloop-losetup.a -lcrypto" \
+	"${no_autotools[@]}" \
 	>"$work/make.log" 2>&1 ||
 	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make ${programs[*]} failed (see $work/make.log)"; }
 if grep -E 'warning:' "$work/make.log" |
