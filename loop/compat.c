@@ -24,7 +24,8 @@ static int lo_ioctl(struct block_device *bdev, blk_mode_t mode,
 		    unsigned int cmd, unsigned long arg)
 {
 	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
-				 !!(mode & BLK_OPEN_WRITE), cmd, arg);
+				 !!(mode & BLK_OPEN_WRITE),
+				 !!(mode & BLK_OPEN_EXCL), cmd, arg);
 }
 
 static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
@@ -32,7 +33,20 @@ static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
 					  unsigned long arg)
 {
 	return lo_compat_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
-					!!(mode & BLK_OPEN_WRITE), cmd, arg);
+					!!(mode & BLK_OPEN_WRITE),
+					!!(mode & BLK_OPEN_EXCL), cmd, arg);
+}
+
+/**
+ * loop_claim() - claim a loop device exclusively for a reconfiguration
+ * @bdev:   the device the ioctl came through
+ * @holder: who claims it (the function doing the work, as a token)
+ *
+ * Return: 0, or -EBUSY when it is claimed already (mounted, say).
+ */
+int loop_claim(struct block_device *bdev, void *holder)
+{
+	return bd_prepare_to_claim(bdev, holder, NULL);
 }
 #else
 static int lo_open(struct block_device *bdev, fmode_t mode)
@@ -49,7 +63,8 @@ static int lo_ioctl(struct block_device *bdev, fmode_t mode,
 		    unsigned int cmd, unsigned long arg)
 {
 	return lo_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
-				 !!(mode & FMODE_WRITE), cmd, arg);
+				 !!(mode & FMODE_WRITE), !!(mode & FMODE_EXCL),
+				 cmd, arg);
 }
 
 static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
@@ -57,9 +72,41 @@ static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
 					  unsigned long arg)
 {
 	return lo_compat_ioctl_dispatch(bdev->bd_disk->private_data, bdev,
-					!!(mode & FMODE_WRITE), cmd, arg);
+					!!(mode & FMODE_WRITE),
+					!!(mode & FMODE_EXCL), cmd, arg);
+}
+
+int loop_claim(struct block_device *bdev, void *holder)
+{
+	return bd_prepare_to_claim(bdev, holder);
 }
 #endif
+
+/**
+ * loop_unclaim() - give up a claim loop_claim() took
+ * @bdev:   the device
+ * @holder: the same token
+ */
+void loop_unclaim(struct block_device *bdev, void *holder)
+{
+	bd_abort_claiming(bdev, holder);
+}
+
+/**
+ * loop_media_changed() - tell user space the device's contents changed
+ * @disk: the loop device, being bound, unbound or given another file
+ *
+ * A new disk sequence number and a media-change event.  The events
+ * argument went in 6.8; no macro says so, Kbuild's header probe does.
+ */
+void loop_media_changed(struct gendisk *disk)
+{
+#ifdef AESLOOP_MEDIA_CHANGE_NO_EVENTS
+	disk_force_media_change(disk);
+#else
+	disk_force_media_change(disk, DISK_EVENT_MEDIA_CHANGE);
+#endif
+}
 
 #ifdef BLK_FEAT_WRITE_CACHE
 /* 6.11 and later: queue limits and features are set as one struct. */

@@ -3,8 +3,9 @@
  * loop.h - aesloop: the loop block driver with loop-AES encryption built in.
  *
  * Lock story (the whole of it):
- *  - loop_ctl_mutex: the device index (loop_index_idr); taken to add, find
- *    or remove a device.  Never held across I/O.
+ *  - loop_ctl_mutex: the device index (loop_index_idr) and each device's
+ *    lo_visible; taken to add, find or remove a device.  Never held across
+ *    I/O.
  *  - loop_validate_mutex: serialises binding a backing file, so that the
  *    check against loop stacking cycles sees a stable picture.
  *  - lo->lo_mutex: a device's configuration and lo_state.  Taken killable
@@ -18,6 +19,10 @@
  *  LO_BOUND   -> LO_RUNDOWN          LOOP_CLR_FD, autoclear on last close
  *  LO_RUNDOWN -> LO_UNBOUND          once the backing file is released
  *  LO_UNBOUND -> LO_DELETING         LOOP_CTL_REMOVE, module unload
+ *
+ * A LOOP_CLR_FD on a device that is open elsewhere puts it in LO_RUNDOWN
+ * at once, with the binding and key still in place for the openers it
+ * has; no new opener is let in, and the last close unbinds it.
  */
 #ifndef AESLOOP_LOOP_H
 #define AESLOOP_LOOP_H
@@ -56,6 +61,8 @@ enum lo_state {
  *
  * Set once when the device is created: @lo_number, @lo_disk, @tag_set.
  *
+ * Protected by loop_ctl_mutex: @lo_visible.
+ *
  * Protected by @lo_mutex, and changed only with the queue frozen while
  * @lo_state is LO_BOUND (the I/O path reads them without a lock):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
@@ -65,6 +72,7 @@ enum lo_state {
  */
 struct loop_device {
 	int			lo_number;
+	bool			lo_visible;	/* to REMOVE and GET_FREE */
 	enum lo_state		lo_state;
 	struct mutex		lo_mutex;	/* see the lock story above */
 
@@ -89,7 +97,13 @@ struct loop_device {
 	struct delayed_work	lo_scrub_work;
 	u32			lo_encrypt_type;
 	u32			lo_encrypt_key_size;	/* bytes */
-	u8			lo_encrypt_key[LO_KEY_SIZE];
+	/*
+	 * No raw key is kept: a LOOP_SET_STATUS that repeats the key is
+	 * recognised by encrypting lo_key_probe (random, per key) with it
+	 * and comparing with lo_key_check, made the same way at keying.
+	 */
+	u8			lo_key_probe[AES_BLOCK_LEN];
+	u8			lo_key_check[AES_BLOCK_LEN];
 	char			lo_crypt_name[LO_NAME_SIZE];
 	u64			lo_init[2];
 	kuid_t			lo_key_owner;
@@ -137,8 +151,14 @@ void loop_stop_workers(struct loop_device *lo);
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
 		       struct loop_aes_ctx **ctx);
-int loop_crypt_prepare_multi(const void __user *arg, unsigned int count,
+u8 *loop_crypt_copy_slots(const void __user *arg, unsigned int count);
+int loop_crypt_prepare_multi(const u8 *slots, unsigned int count,
 			     unsigned int key_len, struct loop_aes_ctx **ctx);
+void loop_crypt_set_check(struct loop_device *lo,
+			  const struct loop_aes_ctx *ctx);
+bool loop_crypt_same_key(const struct loop_device *lo,
+			 const struct loop_info64 *info,
+			 const struct loop_aes_ctx *ctx);
 void loop_crypt_free(struct loop_aes_ctx *ctx);
 void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
 		   const u8 *src, unsigned int len, u64 iv_sector);
@@ -146,12 +166,15 @@ void loop_keyscrub_init(struct loop_device *lo);
 void loop_keyscrub_start(struct loop_device *lo);
 void loop_keyscrub_stop(struct loop_device *lo);
 void loop_keyscrub_forget(struct loop_device *lo);
+void loop_keyscrub_cancel(struct loop_device *lo);
 
 /* loop_ctl.c: configuration ioctls */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      bool writable, unsigned int cmd, unsigned long arg);
+		      bool writable, bool excl, unsigned int cmd,
+		      unsigned long arg);
 int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-			     bool writable, unsigned int cmd, unsigned long arg);
+			     bool writable, bool excl, unsigned int cmd,
+			     unsigned long arg);
 void loop_release_autoclear(struct loop_device *lo);
 
 /* loop_main.c: device life cycle and module parameters */
@@ -165,6 +188,9 @@ void loop_free_disk(struct gendisk *disk);
 
 /* compat.c: what differs between kernel versions */
 extern const struct block_device_operations lo_fops;
+int loop_claim(struct block_device *bdev, void *holder);
+void loop_unclaim(struct block_device *bdev, void *holder);
+void loop_media_changed(struct gendisk *disk);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
 int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 		    unsigned int discard);

@@ -2,11 +2,13 @@
 /*
  * loop_crypt.c - aesloop: turning loop_info64 into keys, and the transfer.
  *
- * Key bytes live in two places only: the expanded key context (lo_crypt)
- * and the raw copy kept for LOOP_GET_STATUS64 (lo_encrypt_key).  Both are
- * wiped before they are freed or forgotten.
+ * Key bytes live in one place only: the expanded key context (lo_crypt),
+ * wiped before it is freed.  No raw key is kept, and none is ever handed
+ * back to user space.
  */
+#include <crypto/algapi.h>
 #include <linux/mm.h>
+#include <linux/random.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <linux/uaccess.h>
@@ -59,45 +61,114 @@ int loop_crypt_prepare(const struct loop_info64 *info,
 }
 
 /**
- * loop_crypt_prepare_multi() - build a multi-key context from an ioctl payload
- * @arg:     user pointer to @count key slots of 32 bytes
- *           (LOOP_MULTI_KEY_SETUP: 64, LOOP_MULTI_KEY_SETUP_V3: 65)
- * @count:   64 or 65
+ * loop_crypt_copy_slots() - read a multi-key ioctl payload from user space
+ * @arg:   user pointer to @count key slots of LOOP_AES_KEY_SLOT (32) bytes
+ *         (LOOP_MULTI_KEY_SETUP: 64, LOOP_MULTI_KEY_SETUP_V3: 65)
+ * @count: 64 or 65
+ *
+ * The payload is read once, before any lock is taken (a fault may sleep on
+ * I/O, even on this very device), into memory the caller frees with
+ * kfree_sensitive().  Spec section 5.
+ *
+ * Return: the slots, or ERR_PTR(-EFAULT) or ERR_PTR(-ENOMEM).
+ */
+u8 *loop_crypt_copy_slots(const void __user *arg, unsigned int count)
+{
+	size_t bytes = count * LOOP_AES_KEY_SLOT;
+	u8 *slots = kmalloc(bytes, GFP_KERNEL);
+
+	if (!slots)
+		return ERR_PTR(-ENOMEM);
+	if (copy_from_user(slots, arg, bytes)) {
+		/* A partial copy may hold key bytes. */
+		kfree_sensitive(slots);
+		return ERR_PTR(-EFAULT);
+	}
+	return slots;
+}
+
+/**
+ * loop_crypt_prepare_multi() - build a multi-key context from key slots
+ * @slots:   @count key slots of LOOP_AES_KEY_SLOT bytes, in kernel memory
+ * @count:   64 (v2) or 65 (v3)
  * @key_len: the AES key length in bytes the device's LOOP_SET_STATUS64 set
  * @ctx:     set to the new context
  *
- * The payload is read once, into kernel memory that is wiped before it is
- * freed.  Spec sections 2.2, 2.3 and 5.
+ * Spec sections 2.2, 2.3 and 5.
  *
- * Return: 0, -EFAULT, -EINVAL or -ENOMEM.
+ * Return: 0, -EINVAL or -ENOMEM.
  */
-int loop_crypt_prepare_multi(const void __user *arg, unsigned int count,
+int loop_crypt_prepare_multi(const u8 *slots, unsigned int count,
 			     unsigned int key_len, struct loop_aes_ctx **ctx)
 {
-	size_t bytes = count * LOOP_AES_KEY_SLOT;
 	struct loop_aes_ctx *c;
-	u8 *slots;
 	int err;
 
 	*ctx = NULL;
-	slots = kmalloc(bytes, GFP_KERNEL);
-	if (!slots)
-		return -ENOMEM;
-	err = -EFAULT;
-	if (copy_from_user(slots, arg, bytes))
-		goto out;
-	err = -ENOMEM;
 	c = kvzalloc(loop_aes_ctx_size(LOOP_AES_MULTI_KEYS), GFP_KERNEL);
 	if (!c)
-		goto out;
+		return -ENOMEM;
 	err = loop_aes_setup_multi(c, slots, count, key_len);
 	if (err)
 		kvfree_sensitive(c, loop_aes_ctx_size(LOOP_AES_MULTI_KEYS));
 	else
 		*ctx = c;
-out:
-	kfree_sensitive(slots);
 	return err;
+}
+
+/**
+ * loop_crypt_key_check() - the check value of the key a status gave
+ * @ctx:   a single-key context, from loop_crypt_prepare()
+ * @probe: AES_BLOCK_LEN bytes: the device's lo_key_probe
+ * @check: AES_BLOCK_LEN bytes of output: @probe encrypted with the key
+ *
+ * Two keys give the same check value for the same random probe only if
+ * they are the same key; the value tells nothing of the key (AES under a
+ * known plaintext).
+ */
+static void loop_crypt_key_check(const struct loop_aes_ctx *ctx,
+				 const u8 *probe, u8 *check)
+{
+	aes_encrypt_block(&ctx->keys[0], check, probe);
+}
+
+/**
+ * loop_crypt_set_check() - remember the key a device was given
+ * @lo:  the device, lo_mutex held, being keyed
+ * @ctx: the single-key context built from the LOOP_SET_STATUS(64) or
+ *       LOOP_CONFIGURE key, before any LOOP_MULTI_KEY_SETUP
+ */
+void loop_crypt_set_check(struct loop_device *lo,
+			  const struct loop_aes_ctx *ctx)
+{
+	get_random_bytes(lo->lo_key_probe, sizeof(lo->lo_key_probe));
+	loop_crypt_key_check(ctx, lo->lo_key_probe, lo->lo_key_check);
+}
+
+/**
+ * loop_crypt_same_key() - does a status repeat the key a device has?
+ * @lo:   the device, lo_mutex held, keyed
+ * @info: the status given; same encrypt type and key size as the device's
+ * @ctx:  the single-key context built from @info
+ *
+ * All-zero key bytes count as "the same": LOOP_GET_STATUS(64) hands out
+ * zeros, so that is what a GET, change flags, SET round trip gives back.
+ *
+ * Return: true if the device's key context may stay as it is.
+ */
+bool loop_crypt_same_key(const struct loop_device *lo,
+			 const struct loop_info64 *info,
+			 const struct loop_aes_ctx *ctx)
+{
+	u8 check[AES_BLOCK_LEN];
+	bool same;
+
+	if (!memchr_inv(info->lo_encrypt_key, 0, LO_KEY_SIZE))
+		return true;
+	loop_crypt_key_check(ctx, lo->lo_key_probe, check);
+	same = !crypto_memneq(check, lo->lo_key_check, sizeof(check));
+	memzero_explicit(check, sizeof(check));
+	return same;
 }
 
 /**
@@ -158,7 +229,8 @@ static void loop_keyscrub_work(struct work_struct *work)
 
 	mutex_lock(&lo->lo_mutex);
 	ctx = lo->lo_crypt;
-	if (lo->lo_state != LO_BOUND) {
+	/* A deferred detach (LO_RUNDOWN) still has the key loaded. */
+	if (lo->lo_state != LO_BOUND && lo->lo_state != LO_RUNDOWN) {
 		mutex_unlock(&lo->lo_mutex);
 		return;
 	}
@@ -194,12 +266,23 @@ void loop_keyscrub_init(struct loop_device *lo)
 }
 
 /**
- * loop_keyscrub_start() - start scrubbing a device that was just bound
- * @lo: the device; lo_mutex not held
+ * loop_keyscrub_start() - start scrubbing a device that is being bound
+ * @lo: the device, lo_mutex held, so that an unbind (which cancels the
+ *      work before it takes lo_mutex) cannot come in between
  */
 void loop_keyscrub_start(struct loop_device *lo)
 {
+	lockdep_assert_held(&lo->lo_mutex);
 	schedule_delayed_work(&lo->lo_scrub_work, LOOP_SCRUB_INTERVAL);
+}
+
+/**
+ * loop_keyscrub_cancel() - make sure no scrub work is left
+ * @lo: the device, unbound and about to be freed; lo_mutex not held
+ */
+void loop_keyscrub_cancel(struct loop_device *lo)
+{
+	cancel_delayed_work_sync(&lo->lo_scrub_work);
 }
 
 /**
@@ -241,6 +324,10 @@ void loop_keyscrub_start(struct loop_device *lo)
 }
 
 void loop_keyscrub_stop(struct loop_device *lo)
+{
+}
+
+void loop_keyscrub_cancel(struct loop_device *lo)
 {
 }
 #endif

@@ -86,10 +86,12 @@ static int loop_check_info(const struct loop_info64 *info)
 	return 0;
 }
 
-/* Install what loop_info64 says; the caller froze the queue or is binding. */
-static void loop_apply_info(struct loop_device *lo,
-			    const struct loop_info64 *info,
-			    struct loop_aes_ctx *ctx)
+/*
+ * Install the offset, size limit and file name of a status; the caller
+ * froze the queue or is binding.
+ */
+static void loop_apply_geometry(struct loop_device *lo,
+				const struct loop_info64 *info)
 {
 	s64 off = (s64)info->lo_offset;
 
@@ -99,19 +101,31 @@ static void loop_apply_info(struct loop_device *lo,
 	lo->lo_sizelimit = info->lo_sizelimit;
 	memcpy(lo->lo_file_name, info->lo_file_name, LO_NAME_SIZE);
 	lo->lo_file_name[LO_NAME_SIZE - 1] = 0;
+}
 
+/*
+ * Install the key context a status asked for (NULL: a plain loop), and
+ * what GET_STATUS reports of it; the key bytes themselves are not kept.
+ * The caller froze the queue or is binding.
+ */
+static void loop_apply_key(struct loop_device *lo,
+			   const struct loop_info64 *info,
+			   struct loop_aes_ctx *ctx)
+{
 	lo->lo_crypt = ctx;
 	lo->lo_encrypt_type = ctx ? info->lo_encrypt_type : LO_CRYPT_NONE;
 	lo->lo_encrypt_key_size = ctx ? info->lo_encrypt_key_size : 0;
-	memzero_explicit(lo->lo_encrypt_key, LO_KEY_SIZE);
-	if (ctx)
-		memcpy(lo->lo_encrypt_key, info->lo_encrypt_key,
-		       info->lo_encrypt_key_size);
 	memcpy(lo->lo_crypt_name, info->lo_crypt_name, LO_NAME_SIZE);
 	lo->lo_crypt_name[LO_NAME_SIZE - 1] = 0;
 	lo->lo_init[0] = info->lo_init[0];
 	lo->lo_init[1] = info->lo_init[1];
 	lo->lo_key_owner = current_uid();
+	if (ctx) {
+		loop_crypt_set_check(lo, ctx);
+	} else {
+		memset(lo->lo_key_probe, 0, sizeof(lo->lo_key_probe));
+		memset(lo->lo_key_check, 0, sizeof(lo->lo_key_check));
+	}
 }
 
 /*
@@ -177,7 +191,7 @@ static void loop_reread_partitions(struct loop_device *lo)
 		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
 }
 
-static int loop_configure(struct loop_device *lo, bool writable,
+static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 			  struct block_device *bdev,
 			  const struct loop_config *config)
 {
@@ -205,9 +219,18 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	if (err)
 		goto out_putf;
 
+	/*
+	 * A caller without an exclusive open of its own claims the device
+	 * for the set-up, so that nobody mounts it half made.
+	 */
+	if (!excl) {
+		err = loop_claim(bdev, loop_configure);
+		if (err)
+			goto out_free_ctx;
+	}
 	err = mutex_lock_killable(&loop_validate_mutex);
 	if (err)
-		goto out_free_ctx;
+		goto out_unclaim;
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
 		goto out_unlock_validate;
@@ -223,48 +246,66 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),
 				 loop_prealloc());
 	if (err)
-		goto out_unlock;	/* it left nothing behind */
+		goto out_reset_limits;	/* it left nothing behind */
+	err = sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
+				 &loop_attribute_group);
+	if (err) {
+		loop_stop_workers(lo);
+		goto out_reset_limits;
+	}
 
 	if (!(file->f_mode & FMODE_WRITE) || !writable ||
 	    !file->f_op->write_iter)
 		flags |= LO_FLAGS_READ_ONLY;
+	/* With minors reserved for partitions, they are always scanned. */
+	if (loop_part_shift())
+		flags |= LO_FLAGS_PARTSCAN;
 
+	/* One change event when the device is ready, not one per step. */
+	dev_set_uevent_suppress(disk_to_dev(lo->lo_disk), 1);
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	mapping = file->f_mapping;
 	lo->lo_old_gfp_mask = mapping_gfp_mask(mapping);
 	/* Reclaim must not re-enter the file system under the loop's I/O. */
 	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
-	loop_apply_info(lo, info, ctx);
+	loop_apply_geometry(lo, info);
+	loop_apply_key(lo, info, ctx);
 	lo->lo_bdev = loop_backing_bdev(lo, file);
 	/* Without direct I/O support, buffered I/O, as the stock driver does. */
 	if ((flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
 		flags &= ~LO_FLAGS_DIRECT_IO;
 	lo->lo_flags = flags;
-	if (flags & LO_FLAGS_PARTSCAN)
-		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 
+	loop_media_changed(lo->lo_disk);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
-	if (sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
-			       &loop_attribute_group))
-		pr_warn("loop%d: no sysfs attributes\n", lo->lo_number);
+	if (flags & LO_FLAGS_PARTSCAN)
+		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	/* A bound device pins the module; unbinding lets it go. */
 	__module_get(THIS_MODULE);
+	loop_keyscrub_start(lo);
+	dev_set_uevent_suppress(disk_to_dev(lo->lo_disk), 0);
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
 	if (flags & LO_FLAGS_PARTSCAN)
 		loop_reread_partitions(lo);
-	loop_keyscrub_start(lo);
-	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+	if (!excl)
+		loop_unclaim(bdev, loop_configure);
 	return 0;
 
+out_reset_limits:
+	loop_set_limits(lo, SECTOR_SIZE, 0);
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
 out_unlock_validate:
 	mutex_unlock(&loop_validate_mutex);
+out_unclaim:
+	if (!excl)
+		loop_unclaim(bdev, loop_configure);
 out_free_ctx:
 	loop_crypt_free(ctx);
 out_putf:
@@ -283,8 +324,8 @@ static void loop_unbind(struct loop_device *lo, bool release)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	struct request_queue *q = lo->lo_disk->queue;
-	bool partscan = lo->lo_flags & LO_FLAGS_PARTSCAN;
 	struct file *file;
+	int err;
 
 	sync_blockdev(bdev);
 	loop_keyscrub_stop(lo);
@@ -304,7 +345,8 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	lo->lo_bdev = NULL;
 	loop_crypt_free(lo->lo_crypt);
 	lo->lo_crypt = NULL;
-	memzero_explicit(lo->lo_encrypt_key, LO_KEY_SIZE);
+	memzero_explicit(lo->lo_key_probe, sizeof(lo->lo_key_probe));
+	memzero_explicit(lo->lo_key_check, sizeof(lo->lo_key_check));
 	lo->lo_encrypt_key_size = 0;
 	lo->lo_encrypt_type = LO_CRYPT_NONE;
 	memset(lo->lo_crypt_name, 0, LO_NAME_SIZE);
@@ -326,20 +368,30 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	/* Cached plaintext must not outlive the key that decrypted it. */
 	invalidate_bdev(bdev);
 	set_disk_ro(lo->lo_disk, false);
-	lo->lo_state = LO_UNBOUND;
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
 
-	/* With the capacity at 0, a rescan drops the partitions. */
-	if (partscan) {
-		if (!release)
-			mutex_lock(&lo->lo_disk->open_mutex);
-		bdev_disk_changed(lo->lo_disk, false);
-		if (!release)
-			mutex_unlock(&lo->lo_disk->open_mutex);
-	}
-	lo->lo_disk->flags |= GENHD_FL_NO_PART;
+	/*
+	 * With the capacity at 0, a rescan drops every partition, scanned or
+	 * added with BLKPG, so none is left to read the next binding's data.
+	 * Still in LO_RUNDOWN: no new binding can race with it.
+	 */
+	if (!release)
+		mutex_lock(&lo->lo_disk->open_mutex);
+	err = bdev_disk_changed(lo->lo_disk, false);
+	if (!release)
+		mutex_unlock(&lo->lo_disk->open_mutex);
+	if (err)
+		pr_warn("loop%d: partitions not dropped at detach (%d)\n",
+			lo->lo_number, err);
+	if (!loop_part_shift())
+		set_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
+	loop_media_changed(lo->lo_disk);
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+
+	mutex_lock(&lo->lo_mutex);
+	lo->lo_state = LO_UNBOUND;
+	mutex_unlock(&lo->lo_mutex);
 	fput(file);
 	module_put(THIS_MODULE);
 }
@@ -361,7 +413,8 @@ static int loop_clr_fd(struct loop_device *lo)
 	 * is refused, as loop-AES does.  Other openers (udev's blkid, a
 	 * reader) only defer the detach to the last close, as the stock
 	 * driver does: losetup -d right after an attach must not fail
-	 * because udev is looking at the device.
+	 * because udev is looking at the device.  From here on no new opener
+	 * gets in, and the last close unbinds and wipes the key.
 	 */
 	if (disk_openers(lo->lo_disk) > 1) {
 		if (READ_ONCE(lo->lo_disk->part0->bd_holder)) {
@@ -369,6 +422,7 @@ static int loop_clr_fd(struct loop_device *lo)
 			return -EBUSY;
 		}
 		lo->lo_flags |= LO_FLAGS_AUTOCLEAR;
+		lo->lo_state = LO_RUNDOWN;
 		mutex_unlock(&lo->lo_mutex);
 		return 0;
 	}
@@ -380,17 +434,22 @@ static int loop_clr_fd(struct loop_device *lo)
 }
 
 /**
- * loop_release_autoclear() - unbind an autoclear device on its last close
+ * loop_release_autoclear() - unbind a device on its last close
  * @lo: the device; called from the block device release with no openers
+ *
+ * An autoclear device, or one whose LOOP_CLR_FD was deferred to this
+ * close (LO_RUNDOWN with the binding still there), is unbound.
  */
 void loop_release_autoclear(struct loop_device *lo)
 {
 	mutex_lock(&lo->lo_mutex);
-	if (lo->lo_state != LO_BOUND || !(lo->lo_flags & LO_FLAGS_AUTOCLEAR)) {
+	if (lo->lo_state == LO_BOUND && (lo->lo_flags & LO_FLAGS_AUTOCLEAR)) {
+		lo->lo_state = LO_RUNDOWN;
+	} else if (lo->lo_state != LO_RUNDOWN || !lo->lo_backing_file) {
+		/* Not to unbind, or an unbind is already under way. */
 		mutex_unlock(&lo->lo_mutex);
 		return;
 	}
-	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
 	loop_unbind(lo, true);
 }
@@ -399,8 +458,8 @@ static int loop_set_status(struct loop_device *lo,
 			   const struct loop_info64 *info)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
-	struct loop_aes_ctx *ctx, *old_ctx;
-	bool partscan = false;
+	struct loop_aes_ctx *ctx;
+	bool partscan = false, rekey;
 	int err;
 
 	err = loop_check_info(info);
@@ -423,6 +482,21 @@ static int loop_set_status(struct loop_device *lo,
 		err = -EPERM;
 		goto out_unlock;
 	}
+	/*
+	 * A device without a key takes the one given (loop-AES sets up with
+	 * LOOP_SET_FD, then LOOP_SET_STATUS64 with the key).  A keyed device
+	 * keeps its key context, multi-key included, when the status repeats
+	 * its key or gives zeros, which is what GET_STATUS hands out: udisks
+	 * changes a flag with a GET, SET round trip.  Any other key, or
+	 * none, is refused: it would make the data written so far unreadable.
+	 */
+	rekey = !lo->lo_crypt;
+	if (!rekey && (info->lo_encrypt_type != lo->lo_encrypt_type ||
+		       info->lo_encrypt_key_size != lo->lo_encrypt_key_size ||
+		       !loop_crypt_same_key(lo, info, ctx))) {
+		err = -EBUSY;
+		goto out_unlock;
+	}
 
 	/*
 	 * The page cache above holds plaintext under the old key and offset:
@@ -433,12 +507,16 @@ static int loop_set_status(struct loop_device *lo,
 
 	/* Discard is for plain loops only: the key decides. */
 	err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
-			      loop_discard_granularity(lo->lo_backing_file, ctx));
+			      loop_discard_granularity(lo->lo_backing_file,
+						       rekey ? ctx : lo->lo_crypt));
 	if (err)
 		goto out_unlock;
 	blk_mq_freeze_queue(lo->lo_disk->queue);
-	old_ctx = lo->lo_crypt;
-	loop_apply_info(lo, info, ctx);
+	loop_apply_geometry(lo, info);
+	if (rekey) {
+		loop_apply_key(lo, info, ctx);
+		ctx = NULL;	/* installed */
+	}
 	/* A new offset may not suit direct I/O or bios to a device any more. */
 	lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
 	if (!loop_can_dio(lo, lo->lo_backing_file))
@@ -448,10 +526,8 @@ static int loop_set_status(struct loop_device *lo,
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
 	lo->lo_flags |= info->lo_flags & LO_STATUS_SETTABLE;
 	if (partscan)
-		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
+		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
-	ctx = old_ctx;		/* freed below */
-	loop_keyscrub_forget(lo);
 
 	invalidate_bdev(bdev);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
@@ -473,11 +549,16 @@ static int loop_multi_key_setup(struct loop_device *lo,
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	struct loop_aes_ctx *ctx = NULL, *old_ctx;
+	u8 *slots;
 	int err;
 
+	/* Copied before lo_mutex: a page fault may need this very device. */
+	slots = loop_crypt_copy_slots(arg, count);
+	if (IS_ERR(slots))
+		return PTR_ERR(slots);
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
-		return err;
+		goto out_free_slots;
 	err = -ENXIO;
 	if (lo->lo_state != LO_BOUND)
 		goto out_unlock;
@@ -488,7 +569,12 @@ static int loop_multi_key_setup(struct loop_device *lo,
 	err = -EPERM;
 	if (!uid_eq(lo->lo_key_owner, current_uid()) && !capable(CAP_SYS_ADMIN))
 		goto out_unlock;
-	err = loop_crypt_prepare_multi(arg, count, lo->lo_encrypt_key_size, &ctx);
+	/* Multi-key once, on the single key: a second set would re-key. */
+	err = -EBUSY;
+	if (lo->lo_crypt->mode != LOOP_AES_SINGLE)
+		goto out_unlock;
+	err = loop_crypt_prepare_multi(slots, count, lo->lo_encrypt_key_size,
+				       &ctx);
 	if (err)
 		goto out_unlock;
 
@@ -504,6 +590,8 @@ static int loop_multi_key_setup(struct loop_device *lo,
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
 	loop_crypt_free(ctx);
+out_free_slots:
+	kfree_sensitive(slots);
 	return err;
 }
 
@@ -543,12 +631,11 @@ static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 	memcpy(info->lo_crypt_name, lo->lo_crypt_name, LO_NAME_SIZE);
 	info->lo_encrypt_type = lo->lo_encrypt_type;
 	info->lo_encrypt_key_size = lo->lo_encrypt_key_size;
-	info->lo_init[0] = lo->lo_init[0];
-	info->lo_init[1] = lo->lo_init[1];
-	/* Key bytes are for administrators only; others see zeros. */
-	if (lo->lo_encrypt_key_size && capable(CAP_SYS_ADMIN))
-		memcpy(info->lo_encrypt_key, lo->lo_encrypt_key,
-		       lo->lo_encrypt_key_size);
+	/* No key bytes to anyone (none are kept); lo_init as loop-AES shows it. */
+	if (capable(CAP_SYS_ADMIN)) {
+		info->lo_init[0] = lo->lo_init[0];
+		info->lo_init[1] = lo->lo_init[1];
+	}
 
 	/* Do not call into the file system with lo_mutex held. */
 	path = lo->lo_backing_file->f_path;
@@ -615,7 +702,9 @@ static int loop_info_to_old(struct loop_info *info,
 	return 0;
 }
 
-static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
+static int loop_set_block_size_ioctl(struct loop_device *lo,
+				     struct block_device *ibdev, bool excl,
+				     unsigned long arg)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	unsigned int discard;
@@ -623,9 +712,15 @@ static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
 
 	if (blk_validate_block_size(arg))
 		return -EINVAL;
+	/* As at bind: nobody may mount the device while its blocks change. */
+	if (!excl) {
+		err = loop_claim(ibdev, loop_set_block_size_ioctl);
+		if (err)
+			return err;
+	}
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
-		return err;
+		goto out_unclaim;
 	if (lo->lo_state != LO_BOUND) {
 		err = -ENXIO;
 		goto out;
@@ -646,6 +741,9 @@ static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
 	}
 out:
 	mutex_unlock(&lo->lo_mutex);
+out_unclaim:
+	if (!excl)
+		loop_unclaim(ibdev, loop_set_block_size_ioctl);
 	return err;
 }
 
@@ -749,6 +847,7 @@ static int loop_set_capacity(struct loop_device *lo)
  * @lo:   the device
  * @bdev: the block device the ioctl came through
  * @writable: the device was opened for writing
+ * @excl: ... and opened exclusively (O_EXCL), so the caller holds the claim
  * @cmd:  LOOP_* command
  * @arg:  user pointer or value, per command
  *
@@ -756,7 +855,8 @@ static int loop_set_capacity(struct loop_device *lo)
  * -ENOTTY for a command this driver does not know.
  */
 int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      bool writable, unsigned int cmd, unsigned long arg)
+		      bool writable, bool excl, unsigned int cmd,
+		      unsigned long arg)
 {
 	void __user *argp = (void __user *)arg;
 	struct loop_config config;
@@ -768,13 +868,13 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_SET_FD:
 		memset(&config, 0, sizeof(config));
 		config.fd = arg;
-		return loop_configure(lo, writable, bdev, &config);
+		return loop_configure(lo, writable, excl, bdev, &config);
 	case LOOP_CONFIGURE:
 		/* A partial copy may hold key bytes: wiped on every path. */
 		if (copy_from_user(&config, argp, sizeof(config)))
 			err = -EFAULT;
 		else
-			err = loop_configure(lo, writable, bdev, &config);
+			err = loop_configure(lo, writable, excl, bdev, &config);
 		memzero_explicit(&config, sizeof(config));
 		return err;
 	case LOOP_CLR_FD:
@@ -784,7 +884,7 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_SET_BLOCK_SIZE:
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
-		return loop_set_block_size_ioctl(lo, arg);
+		return loop_set_block_size_ioctl(lo, bdev, excl, arg);
 	case LOOP_SET_DIRECT_IO:
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
@@ -809,12 +909,16 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		memzero_explicit(&info64, sizeof(info64));
 		return err;
 	case LOOP_GET_STATUS64:
+		if (!argp)	/* as the stock driver, before anything else */
+			return -EINVAL;
 		err = loop_get_status(lo, &info64);
 		if (!err && copy_to_user(argp, &info64, sizeof(info64)))
 			err = -EFAULT;
 		memzero_explicit(&info64, sizeof(info64));
 		return err;
 	case LOOP_GET_STATUS:
+		if (!argp)
+			return -EINVAL;
 		err = loop_get_status(lo, &info64);
 		if (!err)
 			err = loop_info_to_old(&info, &info64);
@@ -909,6 +1013,7 @@ static int loop_info_to_compat(struct compat_loop_info *info,
  * @lo:       the device
  * @bdev:     the block device the ioctl came through
  * @writable: the device was opened for writing
+ * @excl:     ... and opened exclusively
  * @cmd:      LOOP_* command
  * @arg:      32-bit user pointer or value, per command
  *
@@ -918,7 +1023,8 @@ static int loop_info_to_compat(struct compat_loop_info *info,
  * Return: as lo_ioctl_dispatch(); -ENOIOCTLCMD for an unknown command.
  */
 int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-			     bool writable, unsigned int cmd, unsigned long arg)
+			     bool writable, bool excl, unsigned int cmd,
+			     unsigned long arg)
 {
 	struct compat_loop_info cinfo;
 	struct loop_info64 info64;
@@ -938,6 +1044,8 @@ int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		memzero_explicit(&info64, sizeof(info64));
 		return err;
 	case LOOP_GET_STATUS:
+		if (!arg)
+			return -EINVAL;
 		err = loop_get_status(lo, &info64);
 		if (!err)
 			err = loop_info_to_compat(&cinfo, &info64);
@@ -960,7 +1068,7 @@ int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 	case LOOP_RECOMPUTE_DEV_SIZE:
 	case LOOP_SET_DIRECT_IO:
 	case LOOP_SET_BLOCK_SIZE:
-		return lo_ioctl_dispatch(lo, bdev, writable, cmd, arg);
+		return lo_ioctl_dispatch(lo, bdev, writable, excl, cmd, arg);
 	default:
 		return -ENOIOCTLCMD;
 	}

@@ -20,6 +20,12 @@
 #include "../aes-intel/aes-intel.h"
 #endif
 
+/*
+ * Every device is in loop_index_idr from the start of loop_add(), so that
+ * its index is taken, but REMOVE, GET_FREE and module unload see it only
+ * once lo_visible is set, under loop_ctl_mutex, after add_disk() succeeded:
+ * a device still being built, or already being removed, is not theirs.
+ */
 static DEFINE_IDR(loop_index_idr);
 static DEFINE_MUTEX(loop_ctl_mutex);
 
@@ -117,10 +123,21 @@ int loop_nice(void)
 }
 
 /**
+ * loop_part_shift() - minor-number bits per device reserved for partitions
+ *
+ * Return: 0 (max_part=0: partitions get dynamic numbers) .. 8.
+ */
+unsigned int loop_part_shift(void)
+{
+	return part_shift;
+}
+
+/**
  * loop_open() - a /dev/loopN is being opened
  * @lo: the device
  *
- * Return: 0, or -ENXIO for a device being deleted.
+ * Return: 0, or -ENXIO for a device being deleted or detached (its
+ * LOOP_CLR_FD waits for the openers it has, and lets in no others).
  */
 int loop_open(struct loop_device *lo)
 {
@@ -128,7 +145,7 @@ int loop_open(struct loop_device *lo)
 
 	if (err)
 		return err;
-	if (lo->lo_state == LO_DELETING)
+	if (lo->lo_state == LO_DELETING || lo->lo_state == LO_RUNDOWN)
 		err = -ENXIO;
 	mutex_unlock(&lo->lo_mutex);
 	return err;
@@ -217,7 +234,12 @@ static int loop_add(int i)
 	disk->major = LOOP_MAJOR;
 	disk->first_minor = i << part_shift;
 	disk->minors = 1 << part_shift;
-	disk->flags |= GENHD_FL_NO_PART;
+	/*
+	 * No partition scan unless asked for (losetup -P) or max_part given,
+	 * but partitions made from user space (BLKPG, partx) are allowed.
+	 */
+	if (!part_shift)
+		set_bit(GD_SUPPRESS_PART_SCAN, &disk->state);
 	disk->fops = &lo_fops;
 	disk->private_data = lo;
 	disk->queue->queuedata = lo;
@@ -227,6 +249,10 @@ static int loop_add(int i)
 	err = add_disk(disk);
 	if (err)
 		goto out_put_disk;
+
+	mutex_lock(&loop_ctl_mutex);
+	lo->lo_visible = true;
+	mutex_unlock(&loop_ctl_mutex);
 	return i;
 
 out_put_disk:
@@ -244,11 +270,16 @@ out_free_dev:
 	return err;
 }
 
-/* Remove a device in LO_DELETING; lo is freed when the disk is released. */
+/*
+ * Remove a device in LO_DELETING, already hidden (lo_visible false); lo is
+ * freed when the disk is released.
+ */
 static void loop_remove(struct loop_device *lo)
 {
 	int i = lo->lo_number;
 
+	/* No scrub timer may outlive the device (it is unbound, so idle). */
+	loop_keyscrub_cancel(lo);
 	del_gendisk(lo->lo_disk);
 	blk_mq_free_tag_set(&lo->tag_set);
 	mutex_lock(&loop_ctl_mutex);
@@ -278,7 +309,7 @@ static int loop_control_remove(int i)
 	if (err)
 		return err;
 	lo = idr_find(&loop_index_idr, i);
-	if (!lo) {
+	if (!lo || !lo->lo_visible) {
 		mutex_unlock(&loop_ctl_mutex);
 		return -ENODEV;
 	}
@@ -291,6 +322,9 @@ static int loop_control_remove(int i)
 			lo->lo_state = LO_DELETING;
 		mutex_unlock(&lo->lo_mutex);
 	}
+	/* Hidden before loop_ctl_mutex is dropped: one remover only. */
+	if (!err)
+		lo->lo_visible = false;
 	mutex_unlock(&loop_ctl_mutex);
 	if (!err)
 		loop_remove(lo);
@@ -307,7 +341,7 @@ static int loop_control_get_free(void)
 		return err;
 	idr_for_each_entry(&loop_index_idr, lo, id) {
 		/* Unlocked peek: a racing user gets -EBUSY at bind and retries. */
-		if (data_race(lo->lo_state) == LO_UNBOUND) {
+		if (lo->lo_visible && data_race(lo->lo_state) == LO_UNBOUND) {
 			mutex_unlock(&loop_ctl_mutex);
 			return id;
 		}
@@ -376,6 +410,11 @@ static int __init loop_check_params(void)
 	/* Minors per device: a power of two above max_part. */
 	if (max_part > 0)
 		part_shift = fls(max_part);
+	if ((1U << part_shift) > DISK_MAX_PARTS) {
+		pr_err("loop: max_part=%d is out of range 0..%d\n", max_part,
+		       DISK_MAX_PARTS - 1);
+		return -EINVAL;
+	}
 	if (max_loop < 0 || max_loop > (1 << (MINORBITS - part_shift))) {
 		pr_err("loop: max_loop=%d is out of range\n", max_loop);
 		return -EINVAL;
@@ -455,10 +494,13 @@ static void __exit loop_exit(void)
 
 	/*
 	 * Bound devices hold a module reference, so none is left here; no new
-	 * device can appear once the major and loop-control are gone.
+	 * device can appear once the major and loop-control are gone, and
+	 * none is half built or half removed: those callers held a reference
+	 * to the module too.
 	 */
 	idr_for_each_entry(&loop_index_idr, lo, id) {
 		lo->lo_state = LO_DELETING;
+		lo->lo_visible = false;
 		loop_remove(lo);
 	}
 	idr_destroy(&loop_index_idr);

@@ -10,6 +10,8 @@ packages=(
 	# test oracles and the programs the guest runs; strace: the host losetup
 	# test checks that a refused setup touches no device
 	openssl aespipe cryptsetup-bin e2fsprogs fio strace patch
+	# sfdisk: the guest writes partition tables on loop devices with it
+	fdisk
 	# the test VM; the guest also runs dmsetup, and gpg with its agent for loop-AES
 	# gpg-encrypted key files
 	qemu-system-x86 busybox-static cpio kmod dmsetup gpg gpg-agent

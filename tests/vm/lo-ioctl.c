@@ -15,6 +15,14 @@
  *   lo-ioctl clr DEV                    LOOP_CLR_FD
  *   lo-ioctl change-fd DEV FILE         LOOP_CHANGE_FD (FILE opened read-only)
  *   lo-ioctl get-free                   LOOP_CTL_GET_FREE, prints the number
+ *   lo-ioctl set-autoclear DEV 0|1      what udisks does to set autoclear:
+ *                                       LOOP_GET_STATUS64, change lo_flags,
+ *                                       LOOP_SET_STATUS64 with the rest as got
+ *   lo-ioctl ctl-race INDEX ROUNDS      three processes on /dev/loop-control:
+ *                                       ADD and REMOVE of INDEX, GET_FREE
+ *                                       (whose device must then open), each
+ *                                       ROUNDS times; fails on an errno none
+ *                                       of them may give
  *   lo-ioctl multi DEV HEXFILE          LOOP_MULTI_KEY_SETUP (64 lines of hex
  *                                       key slots) or _V3 (65 lines)
  *   lo-ioctl raw DEV CMD [ARG]          any ioctl number with an integer
@@ -38,6 +46,7 @@
 #include <string.h>
 #include <grp.h>
 #include <sys/ioctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define LOOP_MULTI_KEY_SETUP	0x4C4D
@@ -110,6 +119,91 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 		}
 	}
 	return 0;
+}
+
+/* An unexpected errno of ctl-race: counted once, and said. */
+static int report(const char *what, int e)
+{
+	fprintf(stderr, "lo-ioctl: ctl-race: %s: %s\n", what, strerror(e));
+	return 1;
+}
+
+/*
+ * One of the three racers of ctl-race; returns the number of errors that
+ * the stock driver never gives for that request.
+ */
+static long ctl_racer(int which, int index, long rounds)
+{
+	long n, bad = 0;
+	int cfd = open("/dev/loop-control", O_RDWR);
+
+	if (cfd < 0)
+		return fail("open /dev/loop-control");
+	for (n = 0; n < rounds; n++) {
+		int r, e;
+
+		switch (which) {
+		case 0:
+			r = ioctl(cfd, LOOP_CTL_ADD, index);
+			e = errno;
+			if (r < 0 && e != EEXIST)
+				bad += report("ADD", e);
+			break;
+		case 1:
+			r = ioctl(cfd, LOOP_CTL_REMOVE, index);
+			e = errno;
+			if (r < 0 && e != ENODEV && e != EBUSY)
+				bad += report("REMOVE", e);
+			break;
+		default: {
+			char name[32];
+			int fd;
+
+			r = ioctl(cfd, LOOP_CTL_GET_FREE);
+			if (r < 0) {
+				bad += report("GET_FREE", errno);
+				break;
+			}
+			/* INDEX may be removed under us; any other must open. */
+			if (r == index)
+				break;
+			snprintf(name, sizeof(name), "/dev/loop%d", r);
+			fd = open(name, O_RDONLY);
+			if (fd < 0)
+				bad += report(name, errno);
+			else
+				close(fd);
+			break;
+		}
+		}
+	}
+	close(cfd);
+	return bad;
+}
+
+static int ctl_race(int index, long rounds)
+{
+	pid_t pids[2];
+	long bad = 0;
+	int i, status;
+
+	for (i = 0; i < 2; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return fail("fork");
+		if (pids[i] == 0)
+			_exit(ctl_racer(i, index, rounds) ? 1 : 0);
+	}
+	bad = ctl_racer(2, index, rounds);
+	for (i = 0; i < 2; i++) {
+		if (waitpid(pids[i], &status, 0) < 0)
+			return fail("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	printf("ctl-race: %ld rounds each of ADD, REMOVE and GET_FREE; %s\n",
+	       rounds, bad ? "unexpected errors" : "no unexpected error");
+	return bad ? 1 : 0;
 }
 
 static unsigned long long fuzz_state;
@@ -231,6 +325,8 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv + 2);
 		return fail("execv");
 	}
+	if (!strcmp(cmd, "ctl-race") && argc == 4)
+		return ctl_race(atoi(argv[2]), strtol(argv[3], NULL, 0));
 	if (!strcmp(cmd, "fuzz") && argc >= 6)
 		return fuzz(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
 			    argv[4], argv + 5, argc - 5);
@@ -281,6 +377,17 @@ int main(int argc, char **argv)
 		memcpy(old.lo_name, cfg.info.lo_crypt_name, LO_NAME_SIZE);
 		if (ioctl(fd, LOOP_SET_STATUS, &old))
 			return fail("LOOP_SET_STATUS");
+		return 0;
+	}
+	if (!strcmp(cmd, "set-autoclear") && argc == 4) {
+		if (ioctl(fd, LOOP_GET_STATUS64, &info))
+			return fail("LOOP_GET_STATUS64");
+		if (atoi(argv[3]))
+			info.lo_flags |= LO_FLAGS_AUTOCLEAR;
+		else
+			info.lo_flags &= ~LO_FLAGS_AUTOCLEAR;
+		if (ioctl(fd, LOOP_SET_STATUS64, &info))
+			return fail("LOOP_SET_STATUS64");
 		return 0;
 	}
 	if (!strcmp(cmd, "clr")) {

@@ -56,6 +56,11 @@ programs=(
 	"/usr/bin/mount /usr/bin/mount"
 	"/usr/bin/umount /usr/bin/umount"
 	"/usr/sbin/blkid /usr/sbin/blkid"
+	"/usr/sbin/blockdev /usr/sbin/blockdev"
+	"/usr/sbin/sfdisk /usr/sbin/sfdisk"
+	"/usr/bin/partx /usr/bin/partx"
+	"/usr/bin/addpart /usr/bin/addpart"
+	"/usr/bin/delpart /usr/bin/delpart"
 	"/usr/bin/aespipe /usr/bin/aespipe"
 )
 optional_programs=(/usr/sbin/dmsetup /usr/bin/aespipe)

@@ -1,0 +1,221 @@
+#!/bin/bash
+# VM test: the driver as real callers drive it (issue 10's findings; each
+# check failed on the driver before the fix named beside it).
+#   ctl-race        /dev/loop-control ADD and REMOVE of one index racing,
+#                   GET_FREE in a third process whose devices must open
+#                   (oopsed in loop_add: a device was removable before
+#                   add_disk() finished)
+#   parallel-f      32 unlocked `losetup -f --show` at once: each succeeds,
+#                   on a device of its own, bound to its own file (GET_FREE
+#                   handed out devices still being built: ENXIO)
+#   roundtrip-*     udisks' "set autoclear": GET_STATUS64, change lo_flags,
+#                   SET_STATUS64, as root and as the non-root key owner, on
+#                   single-key, v2 and v3 devices: the key, multi-key
+#                   included, stays (the data reads back), autoclear is set
+#                   (it used to re-key: multi-key became single-key, and a
+#                   non-root owner's key became all zeros)
+#   rekey-refused-* a real key change on a keyed device is refused (EBUSY)
+#   status-no-key   GET_STATUS64 gives no key bytes, not even to root
+#   status-null     LOOP_GET_STATUS(64) with a NULL argument: EINVAL, as stock
+#   held-*          losetup -d of a device open elsewhere: succeeds, no new
+#                   opener gets in, the open one still reads, the last close
+#                   unbinds (the key is wiped with the binding)
+#   blkpg-*         partitions made from user space (addpart, partx) on a
+#                   device bound without -P, and none left after detach
+#   stale-part-*    a partition of one binding never reads the next one's file
+# shellcheck source=lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+
+lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+work=/tmp/t-callers
+mkdir -p "$work"
+pass='correct horse battery staple 2026'
+sysfs() { cat "/sys/block/${1#/dev/}/$2"; }
+# Reads DEV from the disk, not from its page cache.
+fresh_sha() {
+	blockdev --flushbufs "$1"
+	echo 3 >/proc/sys/vm/drop_caches
+	t_sha256 "$1"
+}
+
+# --- loop-control ADD/REMOVE racing, GET_FREE beside them --------------------
+t_check ctl-race "$lo_ioctl" ctl-race 30 2000
+"$lo_ioctl" raw /dev/loop-control 0x4C81 30 >/dev/null 2>&1 || true
+
+# --- 32 unlocked losetup -f --show at once ----------------------------------
+for i in $(seq 1 32); do
+	t_zerofile "$work/par$i.img" 1M
+done
+for i in $(seq 1 32); do
+	losetup.stock -f --show "$work/par$i.img" >"$work/par$i.out" 2>&1 &
+done
+wait
+bad=0 devs=()
+for i in $(seq 1 32); do
+	dev=$(cat "$work/par$i.out")
+	if [[ "$dev" != /dev/loop* ]] ||
+	   [ "$(sysfs "$dev" loop/backing_file)" != "$work/par$i.img" ]; then
+		t_log "parallel-f: caller $i: $dev"
+		bad=$((bad + 1))
+	else
+		devs+=("$dev")
+	fi
+done
+t_expect_eq parallel-f-all-bound 0 "$bad"
+t_expect_eq parallel-f-distinct "${#devs[@]}" "$(printf '%s\n' "${devs[@]}" | sort -u | wc -l)"
+losetup.stock -D
+
+# --- the udisks round trip -----------------------------------------------------
+t_randfile "$work/data" 2M
+keys64=$AESLOOP_SHARE/vectors/keys64.txt
+keys65=$AESLOOP_SHARE/vectors/keys65.txt
+# roundtrip NAME AS-UID LOSETUP-ARGS...: a keyed device, data written
+# through it, then the round trip as AS-UID; the data must read back.  The
+# device is held open meanwhile (udisks does it on a mounted device), as
+# autoclear unbinds it at the last close.
+roundtrip() {
+	local name=$1 uid=$2 dev before after flags
+	shift 2
+	t_zerofile "$work/$name.img" 4M
+	if ! dev=$(losetup "$@" -f --show "$work/$name.img" 3<<<"$pass"); then
+		t_fail "roundtrip-$name" "losetup $* failed"
+		return
+	fi
+	exec 8<"$dev"
+	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
+	before=$(fresh_sha "$dev")
+	flags=$("$lo_ioctl" status "$dev" | sed -n 's/^flags=//p')
+	if [ "$uid" = 0 ]; then
+		t_check "roundtrip-$name-set" "$lo_ioctl" set-autoclear "$dev" 1
+	else
+		t_check "roundtrip-$name-set" "$lo_ioctl" as "$uid" set-autoclear "$dev" 1
+	fi
+	t_expect_eq "roundtrip-$name-autoclear" 1 "$(sysfs "$dev" loop/autoclear)"
+	after=$(fresh_sha "$dev")
+	t_expect_eq "roundtrip-$name-data" "$before" "$after"
+	t_expect_eq "roundtrip-$name-flags" "$(printf '%#x' $((flags | 4)))" \
+		"$("$lo_ioctl" status "$dev" | sed -n 's/^flags=//p')"
+	t_expect_eq "roundtrip-$name-plaintext" "$(t_sha256 "$work/data")" \
+		"$(head -c $((2 << 20)) "$dev" | sha256sum | cut -d' ' -f1)"
+	exec 8<&-
+	t_check "roundtrip-$name-autoclear-at-close" test ! -e "/sys/block/${dev#/dev/}/loop"
+}
+roundtrip single 0 -e AES128 -p 3
+roundtrip v2 0 -e AES256 -P "$keys64"
+roundtrip v3 0 -e AES128 -P "$keys65"
+
+# 65 random key slots, as hex lines, for LOOP_MULTI_KEY_SETUP_V3.
+head -c $((65 * 32)) /dev/urandom | od -An -v -tx1 -w32 | tr -d ' ' >"$work/slots65.hex"
+
+# As a user without CAP_SYS_ADMIN who set the key himself (the device node
+# handed to him, as udisks does for a desktop user).
+nonroot_setup() { # NAME FILE: bound by root, keyed by uid 1000
+	local dev
+	dev=$("$lo_ioctl" get-free) && dev=/dev/loop$dev &&
+		"$lo_ioctl" set-fd "$dev" "$2" && chmod 666 "$dev" &&
+		"$lo_ioctl" as 1000 set-status "$dev" -t 16 -s 16 \
+			-k 00112233445566778899aabbccddeeff -n AES128 &&
+		echo "$dev"
+}
+for kind in single v3; do
+	t_zerofile "$work/user-$kind.img" 4M
+	if ! dev=$(nonroot_setup "$kind" "$work/user-$kind.img"); then
+		t_fail "roundtrip-user-$kind" "could not key a device as uid 1000"
+		continue
+	fi
+	if [ "$kind" = v3 ]; then
+		t_check roundtrip-user-v3-multi "$lo_ioctl" as 1000 multi "$dev" "$work/slots65.hex"
+	fi
+	exec 8<"$dev"
+	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
+	before=$(fresh_sha "$dev")
+	t_check "roundtrip-user-$kind-set" "$lo_ioctl" as 1000 set-autoclear "$dev" 1
+	t_expect_eq "roundtrip-user-$kind-autoclear" 1 "$(sysfs "$dev" loop/autoclear)"
+	t_expect_eq "roundtrip-user-$kind-data" "$before" "$(fresh_sha "$dev")"
+	t_expect_eq "roundtrip-user-$kind-plaintext" "$(t_sha256 "$work/data")" \
+		"$(head -c $((2 << 20)) "$dev" | sha256sum | cut -d' ' -f1)"
+	# The ciphertext is not that of an all-zero key: a loop over the same
+	# file keyed with zeros reads something else.
+	zdev=$("$lo_ioctl" get-free) && zdev=/dev/loop$zdev
+	"$lo_ioctl" set-fd "$zdev" "$work/user-$kind.img" -t 16 -s 16 -k 00 -r
+	t_check "roundtrip-user-$kind-not-zero-key" test "$(head -c $((2 << 20)) "$zdev" | sha256sum | cut -d' ' -f1)" != "$(t_sha256 "$work/data")"
+	"$lo_ioctl" clr "$zdev"
+	exec 8<&-
+	losetup.stock -d "$dev" 2>/dev/null
+done
+
+# --- no key bytes out, no silent re-key ------------------------------------------
+t_zerofile "$work/rekey.img" 4M
+if dev=$(losetup -e AES128 -p 3 -f --show "$work/rekey.img" 3<<<"$pass"); then
+	t_check status-no-key sh -c "'$lo_ioctl' status $dev | grep -qx 'encrypt_key=0*'"
+	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
+	before=$(fresh_sha "$dev")
+	t_expect_fail rekey-refused-other-key EBUSY \
+		"$lo_ioctl" set-status "$dev" -t 16 -s 16 -k ffeeddccbbaa99887766554433221100
+	t_expect_fail rekey-refused-plain EBUSY "$lo_ioctl" set-status "$dev" -t 0
+	t_expect_fail rekey-refused-size EBUSY \
+		"$lo_ioctl" set-status "$dev" -t 16 -s 32 -k ffeeddccbbaa99887766554433221100
+	t_expect_eq rekey-refused-data "$before" "$(fresh_sha "$dev")"
+	t_expect_fail status-null EINVAL "$lo_ioctl" raw "$dev" 0x4C05 0
+	t_expect_fail status-old-null EINVAL "$lo_ioctl" raw "$dev" 0x4C03 0
+	# Multi-key set-up goes on the single key once; a second would re-key.
+	t_check rekey-multi-once "$lo_ioctl" multi "$dev" "$work/slots65.hex"
+	t_expect_fail rekey-refused-multi-again EBUSY "$lo_ioctl" multi "$dev" "$work/slots65.hex"
+	losetup.stock -d "$dev"
+else
+	t_fail rekey "could not set up an encrypted loop"
+fi
+
+# --- losetup -d of a device that is open elsewhere -------------------------------
+t_zerofile "$work/held.img" 4M
+if dev=$(losetup -e AES128 -p 3 -f --show "$work/held.img" 3<<<"$pass"); then
+	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
+	exec 7<"$dev"
+	t_check held-detach-succeeds losetup.stock -d "$dev"
+	t_expect_fail held-no-new-opener 'No such device or address' head -c 512 "$dev"
+	t_expect_eq held-old-opener-reads "$(head -c $((1 << 20)) "$work/data" | sha256sum | cut -d' ' -f1)" \
+		"$(head -c $((1 << 20)) <&7 | sha256sum | cut -d' ' -f1)"
+	t_check held-still-bound test -e "/sys/block/${dev#/dev/}/loop/backing_file"
+	exec 7<&-
+	t_check held-unbound-at-last-close test ! -e "/sys/block/${dev#/dev/}/loop"
+	t_expect_eq held-size-zero 0 "$(sysfs "$dev" size)"
+	t_check held-reusable sh -c "losetup.stock $dev $work/held.img && losetup.stock -d $dev"
+else
+	t_fail held "could not set up an encrypted loop"
+fi
+
+# --- partitions from user space on a device bound without -P -----------------------
+t_zerofile "$work/parts.img" 16M
+printf 'label: dos\n2048,4096,83\n6144,4096,83\n' | sfdisk -q "$work/parts.img" >/dev/null
+if dev=$(losetup.stock -f --show "$work/parts.img"); then
+	t_check blkpg-no-scan test ! -e "${dev}p1"
+	t_check blkpg-addpart addpart "$dev" 1 2048 4096
+	t_check blkpg-addpart-node test -b "${dev}p1"
+	t_expect_eq blkpg-addpart-size 4096 "$(sysfs "$dev" "${dev#/dev/}p1/size")"
+	t_check blkpg-partx partx -a -n 2 "$dev"
+	t_check blkpg-partx-node test -b "${dev}p2"
+	t_check blkpg-delpart delpart "$dev" 2
+	losetup.stock -d "$dev"
+	t_check blkpg-none-after-detach test ! -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1"
+	# The next binding of that device must not have a p1 reading its file.
+	t_randfile "$work/other.img" 8M
+	if losetup.stock "$dev" "$work/other.img"; then
+		t_check stale-part-none test ! -e "${dev}p1"
+		losetup.stock -d "$dev"
+	fi
+else
+	t_fail blkpg "losetup failed"
+fi
+# The same with -P and a reader holding a partition open at detach: the
+# detach waits for it, and then no partition is left.
+if dev=$(losetup.stock -P -f --show "$work/parts.img"); then
+	t_check stale-part-scanned test -b "${dev}p1"
+	exec 7<"${dev}p1"
+	t_check stale-part-held-detach losetup.stock -d "$dev"
+	exec 7<&-
+	t_check stale-part-gone test ! -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1"
+	if losetup.stock "$dev" "$work/other.img"; then
+		t_check stale-part-rebound-none test ! -e "${dev}p1"
+		losetup.stock -d "$dev"
+	fi
+fi
