@@ -18,6 +18,15 @@
  *   lo-ioctl set-autoclear DEV 0|1      what udisks does to set autoclear:
  *                                       LOOP_GET_STATUS64, change lo_flags,
  *                                       LOOP_SET_STATUS64 with the rest as got
+ *   lo-ioctl uevents NAME CMD...        runs CMD and prints the kernel's add
+ *                                       and remove uevents of block devices
+ *                                       named NAME or NAMEpN meanwhile, one
+ *                                       "ACTION DEVNAME" line each
+ *   lo-ioctl bind-race INDEX FILE ROUNDS  LOOP_CONFIGURE (encrypted, with
+ *                                       partscan) of loopINDEX racing
+ *                                       LOOP_CLR_FD from a second process on
+ *                                       the same open file, then
+ *                                       LOOP_CTL_REMOVE and ADD, ROUNDS times
  *   lo-ioctl ctl-race INDEX ROUNDS      three processes on /dev/loop-control:
  *                                       ADD and REMOVE of INDEX, GET_FREE
  *                                       (whose device must then open), each
@@ -45,7 +54,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <grp.h>
+#include <linux/netlink.h>
 #include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -206,6 +217,110 @@ static int ctl_race(int index, long rounds)
 	return bad ? 1 : 0;
 }
 
+/*
+ * The kernel sends a uevent before the call that caused it returns, so
+ * once CMD has exited every event it caused is in the socket: no waiting.
+ */
+static int uevents(const char *name, char **cmd)
+{
+	struct sockaddr_nl addr = { .nl_family = AF_NETLINK, .nl_groups = 1 };
+	int sock, status, size = 4 << 20;
+	size_t len = strlen(name);
+	static char buf[8192];
+	pid_t pid;
+	ssize_t n;
+
+	sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
+	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)))
+		return fail("uevent socket");
+	setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return fail("waitpid");
+	while ((n = recv(sock, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
+		const char *action = NULL, *devname = NULL, *subsys = NULL;
+		char *p;
+
+		buf[n] = 0;
+		/* "ACTION@DEVPATH", then KEY=VALUE strings, NUL-separated. */
+		for (p = buf + strlen(buf) + 1; p < buf + n; p += strlen(p) + 1) {
+			if (!strncmp(p, "ACTION=", 7))
+				action = p + 7;
+			else if (!strncmp(p, "DEVNAME=", 8))
+				devname = p + 8;
+			else if (!strncmp(p, "SUBSYSTEM=", 10))
+				subsys = p + 10;
+		}
+		if (!action || !devname || !subsys || strcmp(subsys, "block") ||
+		    (strcmp(action, "add") && strcmp(action, "remove")) ||
+		    strncmp(devname, name, len) ||
+		    (devname[len] && devname[len] != 'p'))
+			continue;
+		printf("%s %s\n", action, devname);
+	}
+	if (n < 0 && errno == ENOBUFS)
+		return fail("uevent socket overrun");
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "lo-ioctl: uevents: %s failed\n", cmd[0]);
+		return 1;
+	}
+	return 0;
+}
+
+static int bind_race(int index, const char *file, long rounds)
+{
+	struct loop_config cfg;
+	char name[32];
+	long r, bad = 0;
+	int cfd, fd, ffd, status;
+	pid_t pid;
+
+	snprintf(name, sizeof(name), "/dev/loop%d", index);
+	cfd = open("/dev/loop-control", O_RDWR);
+	ffd = open(file, O_RDWR);
+	if (cfd < 0 || ffd < 0)
+		return fail("open");
+	for (r = 0; r < rounds; r++) {
+		if (ioctl(cfd, LOOP_CTL_ADD, index) < 0 && errno != EEXIST)
+			return fail("LOOP_CTL_ADD");
+		fd = open(name, O_RDWR);
+		if (fd < 0)
+			return fail(name);
+		pid = fork();
+		if (pid < 0)
+			return fail("fork");
+		if (pid == 0) {
+			/* Until one detach lands: early ones find it unbound. */
+			for (int i = 0; i < 100000; i++)
+				if (ioctl(fd, LOOP_CLR_FD, 0) == 0)
+					break;
+			_exit(0);
+		}
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = ffd;
+		cfg.info.lo_flags = LO_FLAGS_PARTSCAN;
+		cfg.info.lo_encrypt_type = 16;
+		cfg.info.lo_encrypt_key_size = 16;
+		memset(cfg.info.lo_encrypt_key, 0x5a, 16);
+		if (ioctl(fd, LOOP_CONFIGURE, &cfg) < 0)
+			bad += report("LOOP_CONFIGURE", errno);
+		if (waitpid(pid, &status, 0) < 0)
+			return fail("waitpid");
+		ioctl(fd, LOOP_CLR_FD, 0);
+		close(fd);
+		if (ioctl(cfd, LOOP_CTL_REMOVE, index) < 0)
+			bad += report("LOOP_CTL_REMOVE", errno);
+	}
+	printf("bind-race: %ld rounds; %ld unexpected errors\n", rounds, bad);
+	return bad ? 1 : 0;
+}
+
 static unsigned long long fuzz_state;
 
 static unsigned long long fuzz_next(void)
@@ -325,6 +440,10 @@ int main(int argc, char **argv)
 		execv("/proc/self/exe", argv + 2);
 		return fail("execv");
 	}
+	if (!strcmp(cmd, "uevents") && argc >= 4)
+		return uevents(argv[2], argv + 3);
+	if (!strcmp(cmd, "bind-race") && argc == 5)
+		return bind_race(atoi(argv[2]), argv[3], strtol(argv[4], NULL, 0));
 	if (!strcmp(cmd, "ctl-race") && argc == 4)
 		return ctl_race(atoi(argv[2]), strtol(argv[3], NULL, 0));
 	if (!strcmp(cmd, "fuzz") && argc >= 6)

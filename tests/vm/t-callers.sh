@@ -5,6 +5,10 @@
 #                   GET_FREE in a third process whose devices must open
 #                   (oopsed in loop_add: a device was removable before
 #                   add_disk() finished)
+#   bind-race       LOOP_CONFIGURE (partscan, a key) racing LOOP_CLR_FD from
+#                   another process on the same open file, then REMOVE: with
+#                   KEYSCRUB=y the scrub timer was armed after the detach
+#                   and outlived the device
 #   parallel-f      32 unlocked `losetup -f --show` at once: each succeeds,
 #                   on a device of its own, bound to its own file (GET_FREE
 #                   handed out devices still being built: ENXIO)
@@ -23,6 +27,9 @@
 #   blkpg-*         partitions made from user space (addpart, partx) on a
 #                   device bound without -P, and none left after detach
 #   stale-part-*    a partition of one binding never reads the next one's file
+#   part-*          partition uevents once per attach/detach, nodes there
+#                   when losetup or sfdisk returns, none left after a detach
+#                   that another reader held up
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -41,6 +48,13 @@ fresh_sha() {
 # --- loop-control ADD/REMOVE racing, GET_FREE beside them --------------------
 t_check ctl-race "$lo_ioctl" ctl-race 30 2000
 "$lo_ioctl" raw /dev/loop-control 0x4C81 30 >/dev/null 2>&1 || true
+
+# --- LOOP_CONFIGURE racing LOOP_CLR_FD on the same open file, then remove ------
+# With KEYSCRUB=y a scrub timer armed after the detach fired on the freed
+# device; the pause gives such a timer (1 s) the time to fire.
+t_zerofile "$work/race.img" 4M
+t_check bind-race "$lo_ioctl" bind-race 31 "$work/race.img" 200
+sleep 2
 
 # --- 32 unlocked losetup -f --show at once ----------------------------------
 for i in $(seq 1 32); do
@@ -219,3 +233,41 @@ if dev=$(losetup.stock -P -f --show "$work/parts.img"); then
 		losetup.stock -d "$dev"
 	fi
 fi
+
+# --- partition uevents and nodes ------------------------------------------------
+# Each attach of a -P loop gives one add, each detach one remove, per
+# partition (stock 6.1 scans twice; keep it once).  The nodes are there
+# when losetup returns.
+n=$("$lo_ioctl" get-free)
+dev=/dev/loop$n
+"$lo_ioctl" uevents "loop$n" losetup.stock -P "$dev" "$work/parts.img" >"$work/ev-attach"
+t_expect_eq part-uevents-attach "add loop${n}p1 add loop${n}p2" "$(grep "p[0-9]" "$work/ev-attach" | sort | xargs)"
+t_check part-nodes-at-attach test -b "${dev}p1" -a -b "${dev}p2"
+"$lo_ioctl" uevents "loop$n" losetup.stock -d "$dev" >"$work/ev-detach"
+t_expect_eq part-uevents-detach "remove loop${n}p1 remove loop${n}p2" "$(grep "p[0-9]" "$work/ev-detach" | sort | xargs)"
+t_check part-nodes-gone test ! -e "${dev}p1" -a ! -e "${dev}p2"
+
+# A table written through a -P loop (sfdisk re-reads it) has its nodes
+# when sfdisk returns.
+t_zerofile "$work/blank.img" 16M
+if dev=$(losetup.stock -P -f --show "$work/blank.img"); then
+	t_check part-table-written sh -c "printf 'label: dos\n2048,4096,83\n' | sfdisk -q $dev"
+	t_check part-table-node test -b "${dev}p1"
+	losetup.stock -d "$dev"
+	t_check part-table-node-gone test ! -e "${dev}p1"
+fi
+
+# Detach while another process reads the whole device, 40 times: no
+# partition may be left behind, whenever the reader lets go.
+left=0
+for i in $(seq 1 40); do
+	dev=$(losetup.stock -P -f --show "$work/parts.img") || { left=$((left + 100)); break; }
+	dd if="$dev" of=/dev/null bs=64k count=64 status=none &
+	losetup.stock -d "$dev" 2>/dev/null || true
+	wait
+	[ ! -e "/sys/block/${dev#/dev/}/loop" ] || losetup.stock -d "$dev" 2>/dev/null || true
+	if [ -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1" ]; then
+		left=$((left + 1))
+	fi
+done
+t_expect_eq part-none-left-after-40-detaches 0 "$left"
