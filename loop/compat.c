@@ -6,6 +6,8 @@
  * between them is wrapped here, detected by the kernel's own feature macros,
  * so the rest of the driver reads as one code base.
  */
+#include <linux/pagemap.h>
+
 #include "loop.h"
 
 #ifdef BLK_OPEN_WRITE
@@ -90,6 +92,25 @@ int loop_claim(struct block_device *bdev, void *holder)
 void loop_unclaim(struct block_device *bdev, void *holder)
 {
 	bd_abort_claiming(bdev, holder);
+}
+
+/**
+ * loop_drop_page_cache() - drop every cached page of a loop device
+ * @bdev: the loop device's whole-disk block device, written back already
+ *
+ * Unlike invalidate_bdev(), pages mapped into a process go too (they are
+ * unmapped first): after a change of offset or backing file, no read may
+ * be served from a page of the old one.
+ *
+ * Return: 0, or -EBUSY when a page was dirtied again meanwhile (it stays).
+ */
+int loop_drop_page_cache(struct block_device *bdev)
+{
+#ifdef AESLOOP_BDEV_MAPPING
+	return invalidate_inode_pages2(bdev->bd_mapping);
+#else
+	return invalidate_inode_pages2(bdev->bd_inode->i_mapping);
+#endif
 }
 
 /**

@@ -191,6 +191,7 @@ extern const struct block_device_operations lo_fops;
 int loop_claim(struct block_device *bdev, void *holder);
 void loop_unclaim(struct block_device *bdev, void *holder);
 void loop_media_changed(struct gendisk *disk);
+int loop_drop_page_cache(struct block_device *bdev);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
 int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 		    unsigned int discard);

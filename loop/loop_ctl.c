@@ -529,7 +529,8 @@ static int loop_set_status(struct loop_device *lo,
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 
-	invalidate_bdev(bdev);
+	/* Pages read meanwhile, mapped ones too, came from the old offset. */
+	loop_drop_page_cache(bdev);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
@@ -776,6 +777,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 			  unsigned int fd)
 {
 	struct file *file = fget(fd), *old;
+	bool partscan;
 	gfp_t old_gfp;
 	int err;
 
@@ -803,6 +805,8 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 
 	old = lo->lo_backing_file;
 	old_gfp = lo->lo_old_gfp_mask;
+	/* New media: a new disk sequence number, the old cached pages go. */
+	loop_media_changed(lo->lo_disk);
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	lo->lo_old_gfp_mask = mapping_gfp_mask(file->f_mapping);
 	mapping_set_gfp_mask(file->f_mapping,
@@ -813,9 +817,14 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
+	/* Read-only, so nothing is dirty: pages read meanwhile go too. */
+	loop_drop_page_cache(lo->lo_disk->part0);
+	partscan = lo->lo_flags & LO_FLAGS_PARTSCAN;
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
 	fput(old);
+	if (partscan)
+		loop_reread_partitions(lo);
 	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	return 0;
 

@@ -22,6 +22,9 @@
  *                                       and remove uevents of block devices
  *                                       named NAME or NAMEpN meanwhile, one
  *                                       "ACTION DEVNAME" line each
+ *   lo-ioctl mmap-run DEV BYTES CMD...  maps the first BYTES of DEV shared,
+ *                                       reads every page, runs CMD while the
+ *                                       pages stay mapped, then unmaps
  *   lo-ioctl bind-race INDEX FILE ROUNDS  LOOP_CONFIGURE (encrypted, with
  *                                       partscan) of loopINDEX racing
  *                                       LOOP_CLR_FD from a second process on
@@ -56,6 +59,7 @@
 #include <grp.h>
 #include <linux/netlink.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -273,6 +277,39 @@ static int uevents(const char *name, char **cmd)
 	return 0;
 }
 
+static int mmap_run(const char *dev, size_t bytes, char **cmd)
+{
+	volatile const unsigned char *p;
+	unsigned int sum = 0;
+	int fd, status;
+	pid_t pid;
+
+	fd = open(dev, O_RDONLY);
+	if (fd < 0)
+		return fail(dev);
+	p = mmap(NULL, bytes, PROT_READ, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	for (size_t i = 0; i < bytes; i += 4096)
+		sum += p[i];
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0)
+		return fail("waitpid");
+	munmap((void *)p, bytes);
+	close(fd);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "lo-ioctl: mmap-run: %s failed (sum %u)\n", cmd[0], sum);
+		return 1;
+	}
+	return 0;
+}
+
 static int bind_race(int index, const char *file, long rounds)
 {
 	struct loop_config cfg;
@@ -442,6 +479,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(cmd, "uevents") && argc >= 4)
 		return uevents(argv[2], argv + 3);
+	if (!strcmp(cmd, "mmap-run") && argc >= 5)
+		return mmap_run(argv[2], strtoul(argv[3], NULL, 0), argv + 4);
 	if (!strcmp(cmd, "bind-race") && argc == 5)
 		return bind_race(atoi(argv[2]), argv[3], strtol(argv[4], NULL, 0));
 	if (!strcmp(cmd, "ctl-race") && argc == 4)

@@ -27,6 +27,8 @@
 #   blkpg-*         partitions made from user space (addpart, partx) on a
 #                   device bound without -P, and none left after detach
 #   stale-part-*    a partition of one binding never reads the next one's file
+#   offset-change-*, change-fd-*  after a new offset or backing file, no read
+#                   comes from a page of the old one, mapped pages included
 #   part-*          partition uevents once per attach/detach, nodes there
 #                   when losetup or sfdisk returns, none left after a detach
 #                   that another reader held up
@@ -271,3 +273,29 @@ for i in $(seq 1 40); do
 	fi
 done
 t_expect_eq part-none-left-after-40-detaches 0 "$left"
+
+# --- no read served from a page of the old offset or file -------------------------
+# Pages mapped by a process while the offset (or the file) changes used to
+# stay cached: reads returned the old offset's data.  The device is held
+# open throughout (fd 9), as a mount or udev would: a last close drops the
+# page cache anyway.
+t_randfile "$work/halves.img" 128K
+half2=$(tail -c $((64 << 10)) "$work/halves.img" | sha256sum | cut -d' ' -f1)
+if dev=$(losetup.stock -f --show "$work/halves.img"); then
+	exec 9<"$dev"
+	t_check offset-change-mapped "$lo_ioctl" mmap-run "$dev" 65536 \
+		"$lo_ioctl" set-status "$dev" -o 65536
+	t_expect_eq offset-change-reads-new "$half2" \
+		"$(head -c $((64 << 10)) "$dev" | sha256sum | cut -d' ' -f1)"
+	exec 9<&-
+	losetup.stock -d "$dev"
+fi
+t_randfile "$work/other-half.img" 128K
+if dev=$(losetup.stock -r -f --show "$work/halves.img"); then
+	exec 9<"$dev"
+	t_check change-fd-mapped "$lo_ioctl" mmap-run "$dev" 131072 \
+		"$lo_ioctl" change-fd "$dev" "$work/other-half.img"
+	t_expect_eq change-fd-reads-new "$(t_sha256 "$work/other-half.img")" "$(t_sha256 "$dev")"
+	exec 9<&-
+	losetup.stock -d "$dev"
+fi
