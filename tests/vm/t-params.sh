@@ -4,7 +4,8 @@
 #   defaults     max_loop=8 devices, hw_queue_depth 128 tags, aes_impl set
 #   set          max_loop=2 max_part=15 hw_queue_depth=16 lo_threads=2,1,3
 #                lo_prealloc=8 lo_nice=5: two devices, 16 tags, partitions
-#                numbered in the device's own minors, workers per device
+#                numbered in the device's own minors and scanned without -P,
+#                workers per device
 #   bad-*        out-of-range values: insmod fails with EINVAL, no module
 #                and no device is left behind
 #   probe-*      opening /dev/loop50 creates it, unless max_loop=4 was given
@@ -38,8 +39,13 @@ t_expect_eq set-hw-queue-depth 16 "$(param hw_queue_depth)"
 # max_part=15: 16 minors per device, so loop1 is minor 16.
 t_expect_eq set-max-part-minor 7:16 "$(cat /sys/block/loop1/dev)"
 t_zerofile /tmp/params.img 4M
+printf 'label: dos\n2048,2048,83\n' | sfdisk -q /tmp/params.img >/dev/null
 t_check set-bind losetup.stock /dev/loop1 /tmp/params.img
 t_expect_eq set-lo-threads-loop1 3 "$(workers 1)"
+# With minors reserved for partitions, every bound device is scanned.
+t_expect_eq set-max-part-partscan 1 "$(cat /sys/block/loop1/loop/partscan)"
+t_check set-max-part-p1 test -b /dev/loop1p1
+t_expect_eq set-max-part-p1-minor 7:17 "$(cat /sys/block/loop1/loop1p1/dev)"
 t_check set-bind-loop0 losetup.stock /dev/loop0 /tmp/params.img
 t_expect_eq set-lo-threads-loop0 2 "$(workers 0)"
 losetup.stock -d /dev/loop0
@@ -57,6 +63,10 @@ bad() {
 bad hw-queue-depth-0 hw_queue_depth=0
 bad hw-queue-depth-huge hw_queue_depth=100000
 bad max-part-negative max_part=-1
+# add_disk() takes at most 256 minors a disk.
+bad max-part-256 max_part=256
+t_check max-part-255-load insmod "$ko" max_part=255 max_loop=1
+t_check max-part-255-unload rmmod loop
 bad max-loop-huge max_loop=2000000
 bad lo-threads-0 lo_threads=0
 bad lo-threads-17 lo_threads=17
