@@ -113,11 +113,11 @@ endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) -o $@ $^ -lcrypto -lpthread
 
 $(BUILD)/tests/%-san: $(BUILD)/san/tests/host/%.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto -lpthread
 
 host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-san) \
 	    $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-pipe-san
