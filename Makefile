@@ -210,13 +210,16 @@ clean:
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
-VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32
+VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 \
+	    $(BUILD)/vm-tools/flip-write
 
 vm-tools: $(VM_TOOLS)
 
+$(BUILD)/vm-tools/flip-write: VM_LDLIBS := -pthread
+
 $(BUILD)/vm-tools/%: tests/vm/%.c
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
+	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
 # The same, as a 32-bit program: the driver's compat_ioctl path.
 $(BUILD)/vm-tools/%32: tests/vm/%.c
