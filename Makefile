@@ -42,8 +42,15 @@ TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
-# assembly, chosen at run time by aesloop_intel_probe(); without it none of
-# aes-intel/ is built and the tests and benchmark that need it are left out.
+# assembly, chosen at run time by aesloop_intel_probe().  The default when
+# $(CC) builds for x86_64, so that a default build never has only the C AES
+# (slower, and table-based); INTELAES=n leaves all of aes-intel/ out, and
+# the tests that need it.  This sets the userspace default only: loop.ko's
+# is set in loop/Kbuild, from the kernel's configuration, and only an
+# INTELAES given to make is passed down to it.
+ifeq ($(origin INTELAES),undefined)
+INTELAES := $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),y,n)
+endif
 ifeq ($(INTELAES),y)
 INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/md5-mb.S
 CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
