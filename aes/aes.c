@@ -117,18 +117,19 @@ static const u8 inv_sbox[256] = {
 /*
  * Read every TOUCH_STRIDE-th byte of a 256-byte table and return 0 in a
  * way the compiler cannot see through.  The caller XORs the result into
- * the state: the loads are volatile, so they cannot be dropped, and the
- * key-dependent look-ups that follow depend on their result, so neither
- * the compiler nor the CPU can start those before these have finished.
+ * the state.  The empty asm statements hide what the table holds and that
+ * the mask is zero, so the loads must be made and their result used; the
+ * key-dependent look-ups that follow depend on it, so neither the compiler
+ * nor the CPU can start those before these have finished.
  */
 static inline u32 touch_table(const u8 *table)
 {
-	const volatile u8 *t = table;
 	u32 acc = 0, zero = 0;
 	unsigned int i;
 
+	__asm__("" : "+r"(table));
 	for (i = 0; i < 256; i += TOUCH_STRIDE)
-		acc |= t[i];
+		acc |= table[i];
 	__asm__("" : "+r"(zero));
 	return acc & zero;
 }
@@ -233,11 +234,13 @@ void aes_key_wipe(struct aes_key *key)
 }
 
 /*
- * One round's SubBytes and ShiftRows for output column c (row j comes from
- * column c + j), as a column word.
+ * One round's SubBytes and ShiftRows for one output column, as a column
+ * word: row j is looked up in @box from the byte of row j of column @cj.
  */
-#define SUB_SHIFT(box, a, b, c, d) \
-	COL(box[B0(a)], box[B1(b)], box[B2(c)], box[B3(d)])
+static inline u32 sub_shift(const u8 *box, u32 c0, u32 c1, u32 c2, u32 c3)
+{
+	return COL(box[B0(c0)], box[B1(c1)], box[B2(c2)], box[B3(c3)]);
+}
 
 /* Encrypt one block held as four column words, in place. */
 static inline void encrypt_words(const struct aes_key *key, u32 s[4])
@@ -251,10 +254,10 @@ static inline void encrypt_words(const struct aes_key *key, u32 s[4])
 	s0 ^= touch_table(sbox);
 	for (r = 1; r < key->rounds; r++) {
 		rk += 4;
-		t0 = mix_column(SUB_SHIFT(sbox, s0, s1, s2, s3)) ^ rk[0];
-		t1 = mix_column(SUB_SHIFT(sbox, s1, s2, s3, s0)) ^ rk[1];
-		t2 = mix_column(SUB_SHIFT(sbox, s2, s3, s0, s1)) ^ rk[2];
-		t3 = mix_column(SUB_SHIFT(sbox, s3, s0, s1, s2)) ^ rk[3];
+		t0 = mix_column(sub_shift(sbox, s0, s1, s2, s3)) ^ rk[0];
+		t1 = mix_column(sub_shift(sbox, s1, s2, s3, s0)) ^ rk[1];
+		t2 = mix_column(sub_shift(sbox, s2, s3, s0, s1)) ^ rk[2];
+		t3 = mix_column(sub_shift(sbox, s3, s0, s1, s2)) ^ rk[3];
 		s0 = t0;
 		s1 = t1;
 		s2 = t2;
@@ -262,10 +265,10 @@ static inline void encrypt_words(const struct aes_key *key, u32 s[4])
 	}
 	rk += 4;
 	/* The last round has no MixColumns. */
-	s[0] = SUB_SHIFT(sbox, s0, s1, s2, s3) ^ rk[0];
-	s[1] = SUB_SHIFT(sbox, s1, s2, s3, s0) ^ rk[1];
-	s[2] = SUB_SHIFT(sbox, s2, s3, s0, s1) ^ rk[2];
-	s[3] = SUB_SHIFT(sbox, s3, s0, s1, s2) ^ rk[3];
+	s[0] = sub_shift(sbox, s0, s1, s2, s3) ^ rk[0];
+	s[1] = sub_shift(sbox, s1, s2, s3, s0) ^ rk[1];
+	s[2] = sub_shift(sbox, s2, s3, s0, s1) ^ rk[2];
+	s[3] = sub_shift(sbox, s3, s0, s1, s2) ^ rk[3];
 }
 
 /*
@@ -285,20 +288,20 @@ static inline void decrypt_words(const struct aes_key *key, u32 s[4])
 	s0 ^= touch_table(inv_sbox);
 	for (r = 1; r < key->rounds; r++) {
 		rk += 4;
-		t0 = inv_mix_column(SUB_SHIFT(inv_sbox, s0, s3, s2, s1)) ^ rk[0];
-		t1 = inv_mix_column(SUB_SHIFT(inv_sbox, s1, s0, s3, s2)) ^ rk[1];
-		t2 = inv_mix_column(SUB_SHIFT(inv_sbox, s2, s1, s0, s3)) ^ rk[2];
-		t3 = inv_mix_column(SUB_SHIFT(inv_sbox, s3, s2, s1, s0)) ^ rk[3];
+		t0 = inv_mix_column(sub_shift(inv_sbox, s0, s3, s2, s1)) ^ rk[0];
+		t1 = inv_mix_column(sub_shift(inv_sbox, s1, s0, s3, s2)) ^ rk[1];
+		t2 = inv_mix_column(sub_shift(inv_sbox, s2, s1, s0, s3)) ^ rk[2];
+		t3 = inv_mix_column(sub_shift(inv_sbox, s3, s2, s1, s0)) ^ rk[3];
 		s0 = t0;
 		s1 = t1;
 		s2 = t2;
 		s3 = t3;
 	}
 	rk += 4;
-	s[0] = SUB_SHIFT(inv_sbox, s0, s3, s2, s1) ^ rk[0];
-	s[1] = SUB_SHIFT(inv_sbox, s1, s0, s3, s2) ^ rk[1];
-	s[2] = SUB_SHIFT(inv_sbox, s2, s1, s0, s3) ^ rk[2];
-	s[3] = SUB_SHIFT(inv_sbox, s3, s2, s1, s0) ^ rk[3];
+	s[0] = sub_shift(inv_sbox, s0, s3, s2, s1) ^ rk[0];
+	s[1] = sub_shift(inv_sbox, s1, s0, s3, s2) ^ rk[1];
+	s[2] = sub_shift(inv_sbox, s2, s1, s0, s3) ^ rk[2];
+	s[3] = sub_shift(inv_sbox, s3, s2, s1, s0) ^ rk[3];
 }
 
 static inline void load_block(u32 s[4], const u8 *p)
