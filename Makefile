@@ -42,8 +42,15 @@ TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
-# assembly, chosen at run time by aesloop_intel_probe(); without it none of
-# aes-intel/ is built and the tests and benchmark that need it are left out.
+# assembly, chosen at run time by aesloop_intel_probe().  The default when
+# $(CC) builds for x86_64, so that a default build never has only the C AES
+# (slower, and table-based); INTELAES=n leaves all of aes-intel/ out, and
+# the tests that need it.  This sets the userspace default only: loop.ko's
+# is set in loop/Kbuild, from the kernel's configuration, and only an
+# INTELAES given to make is passed down to it.
+ifeq ($(origin INTELAES),undefined)
+INTELAES := $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),y,n)
+endif
 ifeq ($(INTELAES),y)
 INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/md5-mb.S
 CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
@@ -113,11 +120,11 @@ endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) -o $@ $^ -lcrypto -lpthread
 
 $(BUILD)/tests/%-san: $(BUILD)/san/tests/host/%.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto -lpthread
 
 host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-san) \
 	    $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-pipe-san
@@ -210,13 +217,16 @@ clean:
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
-VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32
+VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 \
+	    $(BUILD)/vm-tools/flip-write
 
 vm-tools: $(VM_TOOLS)
 
+$(BUILD)/vm-tools/flip-write: VM_LDLIBS := -pthread
+
 $(BUILD)/vm-tools/%: tests/vm/%.c
 	@mkdir -p $(@D)
-	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
+	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
 # The same, as a 32-bit program: the driver's compat_ioctl path.
 $(BUILD)/vm-tools/%32: tests/vm/%.c

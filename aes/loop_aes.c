@@ -190,9 +190,18 @@ static void multi_encrypt(const struct loop_aes_ctx *ctx, u8 *dst,
 	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
 
 	multi_keys(ctx, keys, n, sector);
-	/* Before the CBC pass: in place, it overwrites the plaintext. */
-	engine->multi_ivs(ctx->iv_seed, src, sector, ivs, n);
-	engine->cbc_encrypt(keys, ivs, dst, src, n);
+	/*
+	 * The IV and the CBC pass both read the plaintext.  @src may change
+	 * under us (an O_DIRECT buffer, a MAP_SHARED page under writeback):
+	 * read it once, into @dst, and hash and encrypt that copy, or a
+	 * sector could pair the IV of one version with the blocks of another
+	 * and its first block would decrypt to data nobody wrote.  The IV
+	 * pass comes first: the CBC pass overwrites the plaintext.
+	 */
+	if (dst != src)
+		memcpy(dst, src, (size_t)n * LOOP_AES_SECTOR_SIZE);
+	engine->multi_ivs(ctx->iv_seed, dst, sector, ivs, n);
+	engine->cbc_encrypt(keys, ivs, dst, dst, n);
 }
 
 static void multi_decrypt(const struct loop_aes_ctx *ctx, u8 *dst,
@@ -312,6 +321,11 @@ void loop_aes_wipe(struct loop_aes_ctx *ctx)
  * @nsect:  number of 512-byte sectors
  * @sector: IV sector number of the first sector (spec section 4); the
  *          following sectors take @sector + 1, @sector + 2, ...
+ *
+ * Each byte of @src is read once (multi-key: copied to @dst first, then
+ * hashed and encrypted there), so @src may change during the call: each
+ * 16-byte block of @dst then decrypts to what that block of @src held at
+ * some moment of the call.
  */
 void loop_aes_encrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector)

@@ -355,7 +355,10 @@ check_module() {
 	fi
 
 	# src_compile: one emake, the eclass's MODULES_MAKEARGS first, then only
-	# KDIR, INTELAES=y / KEYSCRUB=y as USE says, and the "module" target.
+	# KDIR, INTELAES=y or INTELAES=n and KEYSCRUB=y as USE says, and the
+	# "module" target.  INTELAES=n without the flags: loop/Kbuild builds
+	# the AES-NI code by default on amd64, and a flag that is off must
+	# leave it out.
 	line=$(trace_events "${t}" modules_makeargs | head -n 1)
 	eval "makeargs=( ${line} )"
 	if [[ $(trace_events "${t}" emake | wc -l) -ne 1 ]]; then
@@ -368,12 +371,13 @@ check_module() {
 		[[ "${args[*]:0:${#makeargs[@]}}" == "${makeargs[*]}" ]] ||
 			why+=("emake was not given MODULES_MAKEARGS first")
 		extra=("${args[@]:${#makeargs[@]}}")
-		local want_intel='' want_scrub='' have_intel='' have_scrub='' have_kdir='' have_target=''
+		local want_intel='' want_scrub='' have_intel='' have_nointel='' have_scrub='' have_kdir='' have_target=''
 		{ in_words aes-ni "${use}" || in_words cpu_flags_x86_aes "${use}"; } && want_intel=1
 		in_words keyscrub "${use}" && want_scrub=1
 		for a in "${extra[@]}"; do
 			case ${a} in
 				INTELAES=y) have_intel=1 ;;
+				INTELAES=n) have_nointel=1 ;;
 				KEYSCRUB=y) have_scrub=1 ;;
 				KDIR=*) [[ ${a#KDIR=} == "${kdir}" ]] && have_kdir=1 ||
 					why+=("KDIR=${a#KDIR=} is not the kernel build tree") ;;
@@ -385,6 +389,10 @@ check_module() {
 			why+=("INTELAES=y not passed although USE has aes-ni or cpu_flags_x86_aes")
 		[[ -z ${want_intel} && -n ${have_intel} ]] &&
 			why+=("INTELAES=y passed although USE has neither aes-ni nor cpu_flags_x86_aes")
+		[[ -z ${want_intel} && -z ${have_nointel} ]] &&
+			why+=("INTELAES=n not passed although USE has neither aes-ni nor cpu_flags_x86_aes")
+		[[ -n ${want_intel} && -n ${have_nointel} ]] &&
+			why+=("INTELAES=n passed although USE has aes-ni or cpu_flags_x86_aes")
 		[[ -n ${want_scrub} && -z ${have_scrub} ]] && why+=("KEYSCRUB=y not passed although USE has keyscrub")
 		[[ -z ${want_scrub} && -n ${have_scrub} ]] && why+=("KEYSCRUB=y passed although USE lacks keyscrub")
 		[[ -n ${have_kdir} ]] || why+=("KDIR=<the kernel build tree> not passed")
@@ -550,6 +558,7 @@ if [[ -n ${kver} ]]; then
 	done <<-'EOF'
 		flag-logic-removed%aes-ni keyscrub%/if use aes-ni || use cpu_flags_x86_aes; then/,/^\tfi$/d; /if use keyscrub; then/,/^\tfi$/d%INTELAES=y not passed.*KEYSCRUB=y not passed
 		intelaes-always%keyscrub%s/if use aes-ni || use cpu_flags_x86_aes; then/if true; then/%INTELAES=y passed although
+		intelaes-default-kept%keyscrub%/^\telse$/,/INTELAES=n/d%INTELAES=n not passed.*kbuild compiled with -DAESLOOP_INTELAES although
 		cpu-flag-not-in-iuse%cpu_flags_x86_aes%s/^IUSE="aes-ni cpu_flags_x86_aes keyscrub"/IUSE="aes-ni keyscrub"/; /cpu_flags_x86_aes? (/d%cpu_flags_x86_aes' is not in IUSE
 		undeclared-flag%keyscrub%s/if use keyscrub; then/if use key-scrub; then/%key-scrub' is not in IUSE
 		use-at-global-scope%keyscrub%/^RESTRICT=/a use keyscrub \&\& RESTRICT+=" strip"%global scope

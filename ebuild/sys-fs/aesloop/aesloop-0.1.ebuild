@@ -57,6 +57,9 @@ src_compile() {
 	local modargs=( KDIR="${KV_OUT_DIR}" )
 	if use aes-ni || use cpu_flags_x86_aes; then
 		modargs+=( INTELAES=y )
+	else
+		# loop/Kbuild builds the AES-NI code by default on amd64.
+		modargs+=( INTELAES=n )
 	fi
 	if use keyscrub; then
 		modargs+=( KEYSCRUB=y )
