@@ -155,7 +155,8 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
  * @lo:      the device, lo_mutex held, queue not frozen (this freezes it)
  * @bsize:   logical block size: 512, 1024, 2048 or 4096 bytes
  * @discard: discard granularity in bytes, or 0 for no discard and no
- *           write-zeroes
+ *           write-zeroes; what the backing file refused (lo_unsupported)
+ *           stays off
  *
  * Return: 0 or a negative errno from the block layer.
  */
@@ -169,14 +170,43 @@ int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 	lim.logical_block_size = bsize;
 	lim.physical_block_size = bsize;
 	lim.io_min = bsize;
+	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported))
+		discard = 0;
 	lim.discard_granularity = discard;
 	lim.max_hw_discard_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
 	lim.max_write_zeroes_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
+	if (test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported))
+		lim.max_write_zeroes_sectors = 0;
 	/* The limits lock is taken before the freeze, as the block layer wants. */
 	blk_mq_freeze_queue(q);
 	err = queue_limits_commit_update(q, &lim);
 	blk_mq_unfreeze_queue(q);
 	return err;
+}
+
+/**
+ * loop_clear_limits() - stop offering discard or write-zeroes
+ * @lo:           the device, bound; called from process context outside
+ *                the I/O path (loop_limits_work())
+ * @discard:      clear discard
+ * @write_zeroes: clear write-zeroes
+ *
+ * Without a freeze, as the block layer allows for limits that only say
+ * what to send next.
+ */
+void loop_clear_limits(struct loop_device *lo, bool discard,
+		       bool write_zeroes)
+{
+	struct request_queue *q = lo->lo_disk->queue;
+	struct queue_limits lim = queue_limits_start_update(q);
+
+	if (discard) {
+		lim.max_hw_discard_sectors = 0;
+		lim.discard_granularity = 0;
+	}
+	if (write_zeroes)
+		lim.max_write_zeroes_sectors = 0;
+	queue_limits_commit_update(q, &lim);
 }
 #else
 struct gendisk *loop_alloc_disk(struct loop_device *lo)
@@ -195,15 +225,32 @@ int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 {
 	struct request_queue *q = lo->lo_disk->queue;
 
+	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported))
+		discard = 0;
 	blk_mq_freeze_queue(q);
 	blk_queue_logical_block_size(q, bsize);
 	blk_queue_physical_block_size(q, bsize);
 	blk_queue_io_min(q, bsize);
 	q->limits.discard_granularity = discard;
 	blk_queue_max_discard_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
-	blk_queue_max_write_zeroes_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
+	blk_queue_max_write_zeroes_sectors(q, discard &&
+					   !test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported) ?
+					   UINT_MAX >> SECTOR_SHIFT : 0);
 	blk_mq_unfreeze_queue(q);
 	return 0;
+}
+
+void loop_clear_limits(struct loop_device *lo, bool discard,
+		       bool write_zeroes)
+{
+	struct request_queue *q = lo->lo_disk->queue;
+
+	if (discard) {
+		blk_queue_max_discard_sectors(q, 0);
+		q->limits.discard_granularity = 0;
+	}
+	if (write_zeroes)
+		blk_queue_max_write_zeroes_sectors(q, 0);
 }
 #endif
 

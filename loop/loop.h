@@ -108,6 +108,15 @@ struct loop_device {
 	u64			lo_init[2];
 	kuid_t			lo_key_owner;
 
+	/*
+	 * Discard or write-zeroes the backing file turned out not to do
+	 * (EOPNOTSUPP): LO_UNSUPP_* bits, and the work that clears those
+	 * queue limits outside the I/O path, so that the block layer stops
+	 * sending them (mkfs on a file in tmpfs, say).
+	 */
+	unsigned long		lo_unsupported;
+	struct work_struct	lo_limits_work;
+
 	struct loop_worker	*lo_workers;	/* lo_nr_workers crypto workers */
 	unsigned int		lo_nr_workers;
 	atomic_t		lo_next_worker;	/* round-robin among them */
@@ -137,6 +146,10 @@ struct loop_cmd {
 	struct loop_worker	*worker;
 };
 
+/* lo_unsupported bits */
+#define LO_UNSUPP_DISCARD	0
+#define LO_UNSUPP_WRITE_ZEROES	1
+
 /* lo_threads: workers per device, as in loop-AES but not capped at 4. */
 #define LOOP_MAX_THREADS	16
 /* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
@@ -147,6 +160,7 @@ extern const struct blk_mq_ops loop_mq_ops;
 int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 		       unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
+void loop_limits_work(struct work_struct *work);
 
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
@@ -195,6 +209,8 @@ int loop_drop_page_cache(struct block_device *bdev);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
 int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 		    unsigned int discard);
+void loop_clear_limits(struct loop_device *lo, bool discard,
+		       bool write_zeroes);
 
 /* loop_sysfs.c */
 extern const struct attribute_group loop_attribute_group;

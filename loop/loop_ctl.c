@@ -361,6 +361,8 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	blk_mq_unfreeze_queue(q);
 	/* The queue is drained and refuses new work: nothing is queued. */
 	loop_stop_workers(lo);
+	cancel_work_sync(&lo->lo_limits_work);
+	lo->lo_unsupported = 0;
 	/* As the stock driver: the next binding starts from 512-byte blocks. */
 	loop_set_limits(lo, SECTOR_SIZE, 0);
 

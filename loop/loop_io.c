@@ -28,9 +28,13 @@
 
 #include "loop.h"
 
-/* One segment of file I/O at @pos, through a sync kiocb. */
-static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
-		      unsigned int off, unsigned int len, loff_t pos)
+/*
+ * One segment of file I/O at @pos, through a sync kiocb.  Returns the
+ * bytes read (a read past the end of the file is short, the rest of the
+ * segment zeroed) or written (all of them), or a negative errno.
+ */
+static ssize_t lo_file_io(struct loop_device *lo, int dir, struct page *page,
+			  unsigned int off, unsigned int len, loff_t pos)
 {
 	struct file *file = lo->lo_backing_file;
 	struct iov_iter iter;
@@ -57,7 +61,7 @@ static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
 		if (ret >= 0 && ret < len)
 			memzero_page(page, off + ret, len - ret);
 	}
-	return ret < 0 ? ret : 0;
+	return ret;
 }
 
 static void lo_crypt_segment(struct loop_device *lo, int dir, struct page *dst,
@@ -83,21 +87,33 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
 	struct req_iterator iter;
 	struct bio_vec bv;
-	int err;
+	ssize_t ret;
 
 	rq_for_each_segment(bv, rq, iter) {
 		if (lo->lo_crypt && dir == WRITE) {
 			lo_crypt_segment(lo, WRITE, w->bounce[0], 0, &bv, iv_sector);
-			err = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos);
+			ret = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos);
 		} else {
-			err = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
+			ret = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
 					 bv.bv_len, pos);
-			if (!err && lo->lo_crypt)
-				lo_crypt_segment(lo, READ, bv.bv_page, bv.bv_offset,
-						 &bv, iv_sector);
+			/*
+			 * Only whole sectors that were read are decrypted: past
+			 * the end of the file stays zeros, as on a plain loop.
+			 */
+			if (ret > 0 && lo->lo_crypt && dir == READ) {
+				struct bio_vec part = bv;
+
+				part.bv_len = ret & ~(LOOP_AES_SECTOR_SIZE - 1);
+				if (part.bv_len < ret)
+					memzero_page(bv.bv_page, bv.bv_offset + part.bv_len,
+						     ret - part.bv_len);
+				if (part.bv_len)
+					lo_crypt_segment(lo, READ, bv.bv_page,
+							 bv.bv_offset, &part, iv_sector);
+			}
 		}
-		if (err)
-			return err;
+		if (ret < 0)
+			return ret;
 		pos += bv.bv_len;
 		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 	}
@@ -198,7 +214,31 @@ static int lo_fallocate(struct loop_device *lo, struct request *rq, loff_t pos)
 	if (lo->lo_crypt || !file->f_op->fallocate)
 		return -EOPNOTSUPP;
 	err = file->f_op->fallocate(file, mode, pos, blk_rq_bytes(rq));
-	return err == -EINVAL ? -EOPNOTSUPP : err;
+	if (err == -EINVAL || err == -EOPNOTSUPP) {
+		/* Once is enough: the block layer stops sending it. */
+		if (!test_and_set_bit(mode & FALLOC_FL_ZERO_RANGE ?
+				      LO_UNSUPP_WRITE_ZEROES : LO_UNSUPP_DISCARD,
+				      &lo->lo_unsupported))
+			schedule_work(&lo->lo_limits_work);
+		return -EOPNOTSUPP;
+	}
+	return err;
+}
+
+/**
+ * loop_limits_work() - clear the limits of what the backing file refused
+ * @work: the device's lo_limits_work
+ *
+ * Scheduled by the first EOPNOTSUPP of a discard or write-zeroes; the
+ * unbind cancels it before the limits are reset.
+ */
+void loop_limits_work(struct work_struct *work)
+{
+	struct loop_device *lo = container_of(work, struct loop_device,
+					      lo_limits_work);
+
+	loop_clear_limits(lo, test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported),
+			  test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported));
 }
 
 static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
@@ -241,7 +281,9 @@ static void loop_cmd_work(struct kthread_work *work)
 	err = lo_do_cmd(lo, cmd->worker, rq);
 	current->flags = old_flags;
 
-	blk_mq_end_request(rq, errno_to_blk_status(err));
+	/* As stock: "not supported" is told apart, every other error is EIO. */
+	blk_mq_end_request(rq, err == -EOPNOTSUPP ? BLK_STS_NOTSUPP :
+			   err ? BLK_STS_IOERR : BLK_STS_OK);
 }
 
 static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,

@@ -194,6 +194,7 @@ static int loop_add(int i)
 	lo->lo_state = LO_UNBOUND;
 	mutex_init(&lo->lo_mutex);
 	loop_keyscrub_init(lo);
+	INIT_WORK(&lo->lo_limits_work, loop_limits_work);
 
 	err = mutex_lock_killable(&loop_ctl_mutex);
 	if (err)

@@ -29,6 +29,10 @@
 #   stale-part-*    a partition of one binding never reads the next one's file
 #   offset-change-*, change-fd-*  after a new offset or backing file, no read
 #                   comes from a page of the old one, mapped pages included
+#   short-read-zeros, enospc-is-eio, write-zeroes-*  reads past a shrunk
+#                   file are zeros on an encrypted loop too; backing errors
+#                   other than EOPNOTSUPP are EIO; a file without ZERO_RANGE
+#                   clears the write-zeroes limit after its first refusal
 #   part-*          partition uevents once per attach/detach, nodes there
 #                   when losetup or sfdisk returns, none left after a detach
 #                   that another reader held up
@@ -297,5 +301,41 @@ if dev=$(losetup.stock -r -f --show "$work/halves.img"); then
 		"$lo_ioctl" change-fd "$dev" "$work/other-half.img"
 	t_expect_eq change-fd-reads-new "$(t_sha256 "$work/other-half.img")" "$(t_sha256 "$dev")"
 	exec 9<&-
+	losetup.stock -d "$dev"
+fi
+
+# --- errors as the stock driver gives them ---------------------------------------
+# A read past the end of a file that shrank under an encrypted loop gives
+# zeros, as on a plain loop (it gave zeros "decrypted" into noise).
+t_randfile "$work/short.img" 64K
+if dev=$(losetup -e AES128 -p 3 -f --show "$work/short.img" 3<<<"$pass"); then
+	truncate -s 32K "$work/short.img"
+	blockdev --flushbufs "$dev"
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq short-read-zeros "$(head -c 32768 /dev/zero | sha256sum | cut -d' ' -f1)" \
+		"$(dd if="$dev" bs=32k skip=1 count=1 status=none | sha256sum | cut -d' ' -f1)"
+	losetup.stock -d "$dev"
+fi
+# A backing file system out of space: the writer sees EIO, as stock (it
+# saw ENOSPC).
+mkdir -p /mnt/small
+if mount -t tmpfs -o size=1M tmpfs /mnt/small; then
+	truncate -s 4M /mnt/small/f.img
+	if dev=$(losetup.stock -f --show /mnt/small/f.img); then
+		t_expect_fail enospc-is-eio 'Input/output error' \
+			dd if=/dev/urandom of="$dev" bs=64k count=32 oflag=direct
+		losetup.stock -d "$dev"
+	fi
+	umount /mnt/small
+fi
+# mkfs on a loop over a tmpfs file (no ZERO_RANGE): after the first
+# EOPNOTSUPP the write-zeroes limit is cleared, so the log is not flooded.
+t_zerofile "$work/wz.img" 256M
+if dev=$(losetup.stock -f --show "$work/wz.img"); then
+	dmesg -c >/dev/null
+	t_check write-zeroes-mkfs mkfs.ext4 -q -F "$dev"
+	t_expect_eq write-zeroes-cleared 0 "$(sysfs "$dev" queue/write_zeroes_max_bytes)"
+	n=$(dmesg | grep -c "operation not supported error, dev ${dev#/dev/}") || true
+	t_check "write-zeroes-logged-once-not-$n-times" test "$n" -le 2
 	losetup.stock -d "$dev"
 fi
