@@ -6,8 +6,6 @@
  * between them is wrapped here, detected by the kernel's own feature macros,
  * so the rest of the driver reads as one code base.
  */
-#include <linux/pagemap.h>
-
 #include "loop.h"
 
 #ifdef BLK_OPEN_WRITE
@@ -95,21 +93,17 @@ void loop_unclaim(struct block_device *bdev, void *holder)
 }
 
 /**
- * loop_drop_page_cache() - drop every cached page of a loop device
- * @bdev: the loop device's whole-disk block device, written back already
+ * loop_bdev_mapping() - the page cache of a block device
+ * @bdev: the block device
  *
- * Unlike invalidate_bdev(), pages mapped into a process go too (they are
- * unmapped first): after a change of offset or backing file, no read may
- * be served from a page of the old one.
- *
- * Return: 0, or -EBUSY when a page was dirtied again meanwhile (it stays).
+ * Return: its address_space.
  */
-int loop_drop_page_cache(struct block_device *bdev)
+struct address_space *loop_bdev_mapping(struct block_device *bdev)
 {
 #ifdef AESLOOP_BDEV_MAPPING
-	return invalidate_inode_pages2(bdev->bd_mapping);
+	return bdev->bd_mapping;
 #else
-	return invalidate_inode_pages2(bdev->bd_inode->i_mapping);
+	return bdev->bd_inode->i_mapping;
 #endif
 }
 

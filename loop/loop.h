@@ -84,6 +84,7 @@ struct loop_device {
 	loff_t			lo_info_offset;	/* lo_offset as set, negative for "@N" */
 	loff_t			lo_sizelimit;	/* bytes, 0: to the end of the file */
 	u32			lo_flags;	/* LO_FLAGS_* */
+	bool			lo_sysfs;	/* the "loop" group is there */
 	char			lo_file_name[LO_NAME_SIZE];
 
 	/*
@@ -205,7 +206,7 @@ extern const struct block_device_operations lo_fops;
 int loop_claim(struct block_device *bdev, void *holder);
 void loop_unclaim(struct block_device *bdev, void *holder);
 void loop_media_changed(struct gendisk *disk);
-int loop_drop_page_cache(struct block_device *bdev);
+struct address_space *loop_bdev_mapping(struct block_device *bdev);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
 int loop_set_limits(struct loop_device *lo, unsigned int bsize,
 		    unsigned int discard);

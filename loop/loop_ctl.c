@@ -179,6 +179,43 @@ static struct block_device *loop_backing_bdev(struct loop_device *lo,
 	return bdev;
 }
 
+/*
+ * Drop every cached page of the device, mapped ones too (unlike
+ * invalidate_bdev(), they are unmapped first), so that no read is served
+ * from a page of the old offset, key or file.  Only the whole device's
+ * cache: an open partition keeps its own.
+ */
+static int loop_drop_page_cache(struct loop_device *lo)
+{
+	return invalidate_inode_pages2(loop_bdev_mapping(lo->lo_disk->part0));
+}
+
+/*
+ * Freeze the queue with the device's page cache written back and empty,
+ * for a change of what its sectors mean (offset, size limit, key).  A page
+ * that came back before the freeze was read or dirtied meanwhile: try
+ * again, then give up with -EAGAIN, which util-linux retries.  Stock
+ * drivers write back and invalidate, but a page dirtied in between would
+ * later be written at the new offset or under the new key.
+ *
+ * Return: 0 with the queue frozen, or -EAGAIN with it not.
+ */
+static int loop_freeze_clean(struct loop_device *lo)
+{
+	struct block_device *bdev = lo->lo_disk->part0;
+	int tries;
+
+	for (tries = 0; tries < 3; tries++) {
+		sync_blockdev(bdev);
+		loop_drop_page_cache(lo);
+		blk_mq_freeze_queue(lo->lo_disk->queue);
+		if (!loop_bdev_mapping(bdev)->nrpages)
+			return 0;
+		blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	}
+	return -EAGAIN;
+}
+
 /* Rescan the partition table; lo_mutex must not be held (lock order). */
 static void loop_reread_partitions(struct loop_device *lo)
 {
@@ -253,6 +290,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 		loop_stop_workers(lo);
 		goto out_reset_limits;
 	}
+	lo->lo_sysfs = true;
 
 	if (!(file->f_mode & FMODE_WRITE) || !writable ||
 	    !file->f_op->write_iter)
@@ -314,6 +352,24 @@ out_putf:
 }
 
 /*
+ * Take the sysfs "loop" group away, once: at a deferred detach, or at the
+ * unbind.  Not with lo_mutex held: removing the group waits for its
+ * readers, and backing_file_show() takes lo_mutex.
+ */
+static void loop_sysfs_remove(struct loop_device *lo)
+{
+	bool present;
+
+	mutex_lock(&lo->lo_mutex);
+	present = lo->lo_sysfs;
+	lo->lo_sysfs = false;
+	mutex_unlock(&lo->lo_mutex);
+	if (present)
+		sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
+				   &loop_attribute_group);
+}
+
+/*
  * Tear down a device in LO_RUNDOWN: write back what the page cache still
  * holds (with the key still in place), stop I/O, drop the backing file and
  * wipe the key.  loop_validate_mutex is taken because loop_validate_file()
@@ -329,12 +385,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 
 	sync_blockdev(bdev);
 	loop_keyscrub_stop(lo);
-	/*
-	 * Before lo_mutex: removing the group waits for its readers, and
-	 * backing_file_show() takes lo_mutex.
-	 */
-	sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
-			   &loop_attribute_group);
+	loop_sysfs_remove(lo);
 
 	mutex_lock(&loop_validate_mutex);
 	mutex_lock(&lo->lo_mutex);
@@ -398,41 +449,60 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	module_put(THIS_MODULE);
 }
 
-static int loop_clr_fd(struct loop_device *lo)
+static int loop_clr_fd(struct loop_device *lo, bool excl)
 {
+	struct gendisk *disk = lo->lo_disk;
 	int err;
 
+	/*
+	 * Under open_mutex the openers counted are all there are: an open
+	 * in progress holds it, and one that comes after sees LO_RUNDOWN.
+	 */
+	mutex_lock(&disk->open_mutex);
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (err)
-		return err;
-	if (lo->lo_state != LO_BOUND) {
-		mutex_unlock(&lo->lo_mutex);
-		return -ENXIO;
-	}
+		goto out_open;
+	/* A detach asked for before, still waiting for its openers. */
+	if (lo->lo_state == LO_RUNDOWN && lo->lo_backing_file)
+		goto out_unlock;
+	err = -ENXIO;
+	if (lo->lo_state != LO_BOUND)
+		goto out_unlock;
 	/*
 	 * The caller holds one open.  A device claimed by a file system, swap
 	 * or a stacked driver (a partition's claim marks the whole disk too)
-	 * is refused, as loop-AES does.  Other openers (udev's blkid, a
-	 * reader) only defer the detach to the last close, as the stock
-	 * driver does: losetup -d right after an attach must not fail
-	 * because udev is looking at the device.  From here on no new opener
-	 * gets in, and the last close unbinds and wipes the key.
+	 * is refused, as loop-AES does, unless the claim is the caller's own.
+	 * Other openers (udev's blkid, a reader), or a partition the caller
+	 * holds, defer the detach to the last close, as the stock driver
+	 * does: losetup -d right after an attach must not fail because udev
+	 * is looking at the device.  From here on no new opener gets in, the
+	 * device is gone from sysfs' point of view (no "loop" group, so
+	 * util-linux counts it as detached), and the last close unbinds and
+	 * wipes the key.
 	 */
-	if (disk_openers(lo->lo_disk) > 1) {
-		if (READ_ONCE(lo->lo_disk->part0->bd_holder)) {
-			mutex_unlock(&lo->lo_mutex);
-			return -EBUSY;
-		}
+	if (disk_openers(disk) > 1 || disk->open_partitions) {
+		err = -EBUSY;
+		if (!excl && READ_ONCE(disk->part0->bd_holder))
+			goto out_unlock;
 		lo->lo_flags |= LO_FLAGS_AUTOCLEAR;
 		lo->lo_state = LO_RUNDOWN;
 		mutex_unlock(&lo->lo_mutex);
+		mutex_unlock(&disk->open_mutex);
+		loop_sysfs_remove(lo);
 		return 0;
 	}
 	lo->lo_state = LO_RUNDOWN;
 	mutex_unlock(&lo->lo_mutex);
+	mutex_unlock(&disk->open_mutex);
 
 	loop_unbind(lo, false);
 	return 0;
+
+out_unlock:
+	mutex_unlock(&lo->lo_mutex);
+out_open:
+	mutex_unlock(&disk->open_mutex);
+	return err;
 }
 
 /**
@@ -459,9 +529,8 @@ void loop_release_autoclear(struct loop_device *lo)
 static int loop_set_status(struct loop_device *lo,
 			   const struct loop_info64 *info)
 {
-	struct block_device *bdev = lo->lo_disk->part0;
 	struct loop_aes_ctx *ctx;
-	bool partscan = false, rekey;
+	bool partscan = false, rekey, remap;
 	int err;
 
 	err = loop_check_info(info);
@@ -501,19 +570,31 @@ static int loop_set_status(struct loop_device *lo,
 	}
 
 	/*
-	 * The page cache above holds plaintext under the old key and offset:
-	 * write it back as it is, then drop it, before and after the switch.
+	 * A new key, offset or size limit changes what the sectors mean: the
+	 * page cache above goes first.  A change of flags alone (udisks'
+	 * autoclear, on a mounted file system) leaves it be, as stock does.
 	 */
-	sync_blockdev(bdev);
-	invalidate_bdev(bdev);
-
+	remap = rekey || (s64)info->lo_offset != lo->lo_info_offset ||
+		info->lo_sizelimit != lo->lo_sizelimit;
 	/* Discard is for plain loops only: the key decides. */
-	err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
-			      loop_discard_granularity(lo->lo_backing_file,
-						       rekey ? ctx : lo->lo_crypt));
-	if (err)
-		goto out_unlock;
-	blk_mq_freeze_queue(lo->lo_disk->queue);
+	if (rekey) {
+		err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
+				      loop_discard_granularity(lo->lo_backing_file, ctx));
+		if (err)
+			goto out_unlock;
+	}
+	if (remap) {
+		err = loop_freeze_clean(lo);
+		if (err) {
+			if (rekey)	/* as it was */
+				loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
+						loop_discard_granularity(lo->lo_backing_file,
+									 NULL));
+			goto out_unlock;
+		}
+	} else {
+		blk_mq_freeze_queue(lo->lo_disk->queue);
+	}
 	loop_apply_geometry(lo, info);
 	if (rekey) {
 		loop_apply_key(lo, info, ctx);
@@ -531,8 +612,6 @@ static int loop_set_status(struct loop_device *lo,
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 
-	/* Pages read meanwhile, mapped ones too, came from the old offset. */
-	loop_drop_page_cache(bdev);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
@@ -550,7 +629,6 @@ out_free_ctx:
 static int loop_multi_key_setup(struct loop_device *lo,
 				const void __user *arg, unsigned int count)
 {
-	struct block_device *bdev = lo->lo_disk->part0;
 	struct loop_aes_ctx *ctx = NULL, *old_ctx;
 	u8 *slots;
 	int err;
@@ -581,13 +659,13 @@ static int loop_multi_key_setup(struct loop_device *lo,
 	if (err)
 		goto out_unlock;
 
-	sync_blockdev(bdev);
-	invalidate_bdev(bdev);
-	blk_mq_freeze_queue(lo->lo_disk->queue);
+	/* Pages decrypted with the single key must not outlive it. */
+	err = loop_freeze_clean(lo);
+	if (err)
+		goto out_unlock;
 	old_ctx = lo->lo_crypt;
 	lo->lo_crypt = ctx;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
-	invalidate_bdev(bdev);
 	ctx = old_ctx;		/* freed below */
 	loop_keyscrub_forget(lo);
 out_unlock:
@@ -820,7 +898,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
 	/* Read-only, so nothing is dirty: pages read meanwhile go too. */
-	loop_drop_page_cache(lo->lo_disk->part0);
+	loop_drop_page_cache(lo);
 	partscan = lo->lo_flags & LO_FLAGS_PARTSCAN;
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
@@ -889,7 +967,7 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		memzero_explicit(&config, sizeof(config));
 		return err;
 	case LOOP_CLR_FD:
-		return loop_clr_fd(lo);
+		return loop_clr_fd(lo, excl);
 	case LOOP_CHANGE_FD:
 		return loop_change_fd(lo, bdev, arg);
 	case LOOP_SET_BLOCK_SIZE:

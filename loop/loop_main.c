@@ -314,6 +314,13 @@ static int loop_control_remove(int i)
 		mutex_unlock(&loop_ctl_mutex);
 		return -ENODEV;
 	}
+	/*
+	 * Hidden first, so that this is the one remover; then lo_mutex
+	 * without loop_ctl_mutex, which must not wait on a busy device.
+	 */
+	lo->lo_visible = false;
+	mutex_unlock(&loop_ctl_mutex);
+
 	/* Only an unused, unbound device can go. */
 	err = mutex_lock_killable(&lo->lo_mutex);
 	if (!err) {
@@ -323,10 +330,11 @@ static int loop_control_remove(int i)
 			lo->lo_state = LO_DELETING;
 		mutex_unlock(&lo->lo_mutex);
 	}
-	/* Hidden before loop_ctl_mutex is dropped: one remover only. */
-	if (!err)
-		lo->lo_visible = false;
-	mutex_unlock(&loop_ctl_mutex);
+	if (err) {
+		mutex_lock(&loop_ctl_mutex);
+		lo->lo_visible = true;
+		mutex_unlock(&loop_ctl_mutex);
+	}
 	if (!err)
 		loop_remove(lo);
 	return err;
@@ -416,6 +424,9 @@ static int __init loop_check_params(void)
 		       DISK_MAX_PARTS - 1);
 		return -EINVAL;
 	}
+	/* What the minors really allow, as the stock driver reports it. */
+	if (part_shift)
+		max_part = (1 << part_shift) - 1;
 	if (max_loop < 0 || max_loop > (1 << (MINORBITS - part_shift))) {
 		pr_err("loop: max_loop=%d is out of range\n", max_loop);
 		return -EINVAL;

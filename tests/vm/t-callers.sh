@@ -195,10 +195,14 @@ if dev=$(losetup -e AES128 -p 3 -f --show "$work/held.img" 3<<<"$pass"); then
 	t_expect_fail held-no-new-opener 'No such device or address' head -c 512 "$dev"
 	t_expect_eq held-old-opener-reads "$(head -c $((1 << 20)) "$work/data" | sha256sum | cut -d' ' -f1)" \
 		"$(head -c $((1 << 20)) <&7 | sha256sum | cut -d' ' -f1)"
-	t_check held-still-bound test -e "/sys/block/${dev#/dev/}/loop/backing_file"
+	# Detached as util-linux and systemd see it (no sysfs "loop" group;
+	# asking again succeeds), bound for the opener it has (a size).
+	t_check held-sysfs-gone test ! -e "/sys/block/${dev#/dev/}/loop"
+	t_check held-detach-again losetup.stock -d "$dev"
+	t_check held-detach-all losetup.stock -D
+	t_check held-still-bound test "$(sysfs "$dev" size)" -gt 0
 	exec 7<&-
-	t_check held-unbound-at-last-close test ! -e "/sys/block/${dev#/dev/}/loop"
-	t_expect_eq held-size-zero 0 "$(sysfs "$dev" size)"
+	t_expect_eq held-unbound-at-last-close 0 "$(sysfs "$dev" size)"
 	t_check held-reusable sh -c "losetup.stock $dev $work/held.img && losetup.stock -d $dev"
 else
 	t_fail held "could not set up an encrypted loop"
@@ -232,6 +236,12 @@ if dev=$(losetup.stock -P -f --show "$work/parts.img"); then
 	t_check stale-part-scanned test -b "${dev}p1"
 	exec 7<"${dev}p1"
 	t_check stale-part-held-detach losetup.stock -d "$dev"
+	# 6.1 opens a partition that is open already without asking the
+	# driver (blkdev_get_part()), so there a second opener gets in.
+	case "$AESLOOP_KVER" in
+	6.1.*) t_skip stale-part-held-no-new-opener "kernel 6.1 lets a second opener of an open partition in (README)" ;;
+	*) t_expect_fail stale-part-held-no-new-opener 'No such device or address' head -c 512 "${dev}p1" ;;
+	esac
 	exec 7<&-
 	t_check stale-part-gone test ! -e "/sys/block/${dev#/dev/}/${dev#/dev/}p1"
 	if losetup.stock "$dev" "$work/other.img"; then
