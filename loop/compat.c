@@ -69,7 +69,7 @@ static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
  * @lo: the device, with its tag set allocated
  *
  * The queue caches writes (a flush reaches the backing file) and is
- * non-rotational.
+ * non-rotational until bound.
  *
  * Return: the disk, or an ERR_PTR.
  */
@@ -83,30 +83,46 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 }
 
 /**
- * loop_set_limits() - set a device's block size and discard limits
- * @lo:      the device, lo_mutex held, queue not frozen (this freezes it)
- * @bsize:   logical block size: 512, 1024, 2048 or 4096 bytes
- * @discard: discard granularity in bytes, or 0 for no discard and no
- *           write-zeroes
+ * loop_set_limits() - set a device's queue limits for a backing file
+ * @lo:     the device, lo_mutex held, queue not frozen (this freezes it)
+ * @file:   the backing file bound or being bound, NULL when unbinding
+ * @offset: where the data starts in @file (as it will be), bytes
+ * @bsize:  logical block size: 512, 1024, 2048 or 4096 bytes
+ * @crypt:  the key the device will have, NULL for none
+ *
+ * Block size, discard and write-zeroes, the rotational and write-cache
+ * flags: see loop_queue_caps().  On a bound device the I/O path follows
+ * the new block size in the same freeze (loop_update_io_path()), so no
+ * request sees one without the other.
  *
  * Return: 0 or a negative errno from the block layer.
  */
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard)
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt)
 {
 	struct request_queue *q = lo->lo_disk->queue;
-	struct queue_limits lim = queue_limits_start_update(q);
+	struct loop_queue_caps caps;
+	struct queue_limits lim;
 	int err;
 
+	loop_queue_caps(file, offset, bsize, crypt, &caps);
+	lim = queue_limits_start_update(q);
 	lim.logical_block_size = bsize;
 	lim.physical_block_size = bsize;
 	lim.io_min = bsize;
-	lim.discard_granularity = discard;
-	lim.max_hw_discard_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
-	lim.max_write_zeroes_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
+	lim.discard_granularity = caps.discard_granularity;
+	lim.max_hw_discard_sectors = caps.max_discard_sectors;
+	lim.max_write_zeroes_sectors = caps.max_discard_sectors;
+	lim.features &= ~(BLK_FEAT_WRITE_CACHE | BLK_FEAT_ROTATIONAL);
+	if (caps.write_cache)
+		lim.features |= BLK_FEAT_WRITE_CACHE;
+	if (caps.rotational)
+		lim.features |= BLK_FEAT_ROTATIONAL;
 	/* The limits lock is taken before the freeze, as the block layer wants. */
 	blk_mq_freeze_queue(q);
 	err = queue_limits_commit_update(q, &lim);
+	if (!err && lo->lo_state == LO_BOUND)
+		loop_update_io_path(lo, false);
 	blk_mq_unfreeze_queue(q);
 	return err;
 }
@@ -122,18 +138,27 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 	return disk;
 }
 
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard)
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt)
 {
 	struct request_queue *q = lo->lo_disk->queue;
+	struct loop_queue_caps caps;
 
+	loop_queue_caps(file, offset, bsize, crypt, &caps);
 	blk_mq_freeze_queue(q);
 	blk_queue_logical_block_size(q, bsize);
 	blk_queue_physical_block_size(q, bsize);
 	blk_queue_io_min(q, bsize);
-	q->limits.discard_granularity = discard;
-	blk_queue_max_discard_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
-	blk_queue_max_write_zeroes_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
+	q->limits.discard_granularity = caps.discard_granularity;
+	blk_queue_max_discard_sectors(q, caps.max_discard_sectors);
+	blk_queue_max_write_zeroes_sectors(q, caps.max_discard_sectors);
+	blk_queue_write_cache(q, caps.write_cache, false);
+	if (caps.rotational)
+		blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
+	else
+		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	if (lo->lo_state == LO_BOUND)
+		loop_update_io_path(lo, false);
 	blk_mq_unfreeze_queue(q);
 	return 0;
 }

@@ -128,11 +128,33 @@ struct loop_cmd {
 /* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
 #define LOOP_MAX_PREALLOC	256
 
+/**
+ * struct loop_queue_caps - what a loop's queue offers over its backing file
+ * @discard_granularity: bytes; 0 when @max_discard_sectors is 0
+ * @max_discard_sectors: largest discard and write-zeroes, 512-byte sectors;
+ *                       0 for none
+ * @rotational:          the backing store is a rotating disk
+ * @write_cache:         data passes a volatile cache: flushes are needed
+ */
+struct loop_queue_caps {
+	unsigned int	discard_granularity;
+	unsigned int	max_discard_sectors;
+	bool		rotational;
+	bool		write_cache;
+};
+
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
 int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 		       unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
+struct block_device *loop_bio_target(struct file *file, loff_t offset,
+				     unsigned int bsize);
+bool loop_can_dio(struct loop_device *lo, struct file *file);
+void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
+		     const struct loop_aes_ctx *crypt,
+		     struct loop_queue_caps *caps);
+void loop_update_io_path(struct loop_device *lo, bool bind);
 
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
@@ -166,8 +188,8 @@ void loop_free_disk(struct gendisk *disk);
 /* compat.c: what differs between kernel versions */
 extern const struct block_device_operations lo_fops;
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard);
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt);
 
 /* loop_sysfs.c */
 extern const struct attribute_group loop_attribute_group;

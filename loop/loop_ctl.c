@@ -86,6 +86,14 @@ static int loop_check_info(const struct loop_info64 *info)
 	return 0;
 }
 
+/* Where the data starts that loop_info64 asks for ("@N" included), bytes. */
+static loff_t loop_data_offset(const struct loop_info64 *info)
+{
+	s64 off = (s64)info->lo_offset;
+
+	return off < 0 ? -off : off;
+}
+
 /* Install what loop_info64 says; the caller froze the queue or is binding. */
 static void loop_apply_info(struct loop_device *lo,
 			    const struct loop_info64 *info,
@@ -112,57 +120,6 @@ static void loop_apply_info(struct loop_device *lo,
 	lo->lo_init[0] = info->lo_init[0];
 	lo->lo_init[1] = info->lo_init[1];
 	lo->lo_key_owner = current_uid();
-}
-
-/*
- * Discard and write-zeroes for a backing file: the file system's block as
- * granularity, or 0 (none) for encrypted loops and files without fallocate.
- */
-static unsigned int loop_discard_granularity(struct file *file,
-					     const struct loop_aes_ctx *ctx)
-{
-	if (ctx || !file->f_op->fallocate)
-		return 0;
-	return file_inode(file)->i_sb->s_blocksize;
-}
-
-/*
- * Direct I/O on the backing file needs the file system's support, and every
- * request (aligned to the loop's block size) and the offset aligned to the
- * backing device's logical block size.
- */
-static bool loop_can_dio(struct loop_device *lo, struct file *file)
-{
-	struct inode *inode = file->f_mapping->host;
-	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
-				    inode->i_sb->s_bdev;
-	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
-
-	return (file->f_mode & FMODE_CAN_ODIRECT) &&
-	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
-	       lo->lo_offset % align == 0;
-}
-
-/*
- * A block device as backing file is driven with bios, no file or page
- * cache in between, when the offset and the loop's block size suit its
- * logical block size; otherwise through the file like any other.
- */
-static struct block_device *loop_backing_bdev(struct loop_device *lo,
-					      struct file *file)
-{
-	struct inode *inode = file->f_mapping->host;
-	struct block_device *bdev;
-	unsigned int lbs;
-
-	if (!S_ISBLK(inode->i_mode))
-		return NULL;
-	bdev = I_BDEV(inode);
-	lbs = bdev_logical_block_size(bdev);
-	if (lo->lo_offset % lbs ||
-	    queue_logical_block_size(lo->lo_disk->queue) % lbs)
-		return NULL;
-	return bdev;
 }
 
 /* Rescan the partition table; lo_mutex must not be held (lock order). */
@@ -217,7 +174,7 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_limits(lo, bsize, loop_discard_granularity(file, ctx));
+	err = loop_set_limits(lo, file, loop_data_offset(info), bsize, ctx);
 	if (err)
 		goto out_unlock;
 	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),
@@ -236,11 +193,9 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
 	loop_apply_info(lo, info, ctx);
-	lo->lo_bdev = loop_backing_bdev(lo, file);
-	/* Without direct I/O support, buffered I/O, as the stock driver does. */
-	if ((flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
-		flags &= ~LO_FLAGS_DIRECT_IO;
 	lo->lo_flags = flags;
+	/* Without direct I/O support, buffered I/O, as the stock driver does. */
+	loop_update_io_path(lo, true);
 	if (flags & LO_FLAGS_PARTSCAN)
 		lo->lo_disk->flags &= ~GENHD_FL_NO_PART;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
@@ -320,7 +275,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	/* The queue is drained and refuses new work: nothing is queued. */
 	loop_stop_workers(lo);
 	/* As the stock driver: the next binding starts from 512-byte blocks. */
-	loop_set_limits(lo, SECTOR_SIZE, 0);
+	loop_set_limits(lo, NULL, 0, SECTOR_SIZE, NULL);
 
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
@@ -432,17 +387,15 @@ static int loop_set_status(struct loop_device *lo,
 	invalidate_bdev(bdev);
 
 	/* Discard is for plain loops only: the key decides. */
-	err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
-			      loop_discard_granularity(lo->lo_backing_file, ctx));
+	err = loop_set_limits(lo, lo->lo_backing_file, loop_data_offset(info),
+			      queue_logical_block_size(lo->lo_disk->queue), ctx);
 	if (err)
 		goto out_unlock;
 	blk_mq_freeze_queue(lo->lo_disk->queue);
 	old_ctx = lo->lo_crypt;
 	loop_apply_info(lo, info, ctx);
 	/* A new offset may not suit direct I/O or bios to a device any more. */
-	lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
-	if (!loop_can_dio(lo, lo->lo_backing_file))
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+	loop_update_io_path(lo, false);
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
@@ -618,7 +571,6 @@ static int loop_info_to_old(struct loop_info *info,
 static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
-	unsigned int discard;
 	int err;
 
 	if (blk_validate_block_size(arg))
@@ -634,16 +586,9 @@ static int loop_set_block_size_ioctl(struct loop_device *lo, unsigned long arg)
 		goto out;
 	sync_blockdev(bdev);
 	invalidate_bdev(bdev);
-	discard = loop_discard_granularity(lo->lo_backing_file, lo->lo_crypt);
-	err = loop_set_limits(lo, arg, discard);
-	/* Direct I/O and bios to a backing device may no longer be aligned. */
-	if (!err) {
-		blk_mq_freeze_queue(lo->lo_disk->queue);
-		if (!loop_can_dio(lo, lo->lo_backing_file))
-			lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
-		lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
-		blk_mq_unfreeze_queue(lo->lo_disk->queue);
-	}
+	/* Direct I/O and bios to a backing device follow, in the same freeze. */
+	err = loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset, arg,
+			      lo->lo_crypt);
 out:
 	mutex_unlock(&lo->lo_mutex);
 	return err;
@@ -710,9 +655,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
-	lo->lo_bdev = loop_backing_bdev(lo, file);
-	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+	loop_update_io_path(lo, true);
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
 	mutex_unlock(&lo->lo_mutex);

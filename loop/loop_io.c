@@ -201,6 +201,14 @@ static int lo_fallocate(struct loop_device *lo, struct request *rq, loff_t pos)
 	return err == -EINVAL ? -EOPNOTSUPP : err;
 }
 
+/* The backing block device, whether I/O goes to it as bios or not. */
+static struct block_device *lo_file_bdev(struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+
+	return S_ISBLK(inode->i_mode) ? I_BDEV(inode) : NULL;
+}
+
 static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 		     struct request *rq)
 {
@@ -336,4 +344,144 @@ void loop_stop_workers(struct loop_device *lo)
 	kfree(lo->lo_workers);
 	lo->lo_workers = NULL;
 	lo->lo_nr_workers = 0;
+}
+
+/**
+ * loop_bio_target() - the block device a loop sends its bios to, if any
+ * @file:   the backing file
+ * @offset: where the loop's data starts in @file, bytes
+ * @bsize:  the loop's logical block size, bytes
+ *
+ * A backing block device is driven with bios, no page cache in between,
+ * when @offset and @bsize are multiples of its logical block size, so that
+ * every request suits it.  Otherwise, and for a regular file, I/O goes
+ * through the file (its page cache, or O_DIRECT).
+ *
+ * Return: the block device, or NULL.
+ */
+struct block_device *loop_bio_target(struct file *file, loff_t offset,
+				     unsigned int bsize)
+{
+	struct block_device *bdev = lo_file_bdev(file);
+	unsigned int lbs;
+
+	if (!bdev)
+		return NULL;
+	lbs = bdev_logical_block_size(bdev);
+	if (offset % lbs || bsize % lbs)
+		return NULL;
+	return bdev;
+}
+
+/**
+ * loop_can_dio() - whether direct I/O on the backing file suits a device
+ * @lo:   the device, its offset and logical block size set
+ * @file: the backing file
+ *
+ * Direct I/O needs the file system's support, and the offset and the
+ * loop's logical block size (which every request is aligned to) to be
+ * multiples of the logical block size of the device below (the backing
+ * device itself, or the file system's).
+ *
+ * Return: true when direct I/O can be used.
+ */
+bool loop_can_dio(struct loop_device *lo, struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
+				    inode->i_sb->s_bdev;
+	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+
+	return (file->f_mode & FMODE_CAN_ODIRECT) &&
+	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
+	       lo->lo_offset % align == 0;
+}
+
+/**
+ * loop_queue_caps() - what a loop's queue offers over a backing file
+ * @file:   the backing file, or NULL for an unbound device
+ * @offset: where the loop's data starts in @file, bytes
+ * @bsize:  the loop's logical block size, bytes
+ * @crypt:  the key the loop has or will have, NULL for none
+ * @caps:   filled in
+ *
+ * Discard and write-zeroes become holes or zeroed ranges in the backing
+ * file (the file system's block as granularity); never on an encrypted
+ * loop: a hole would read back as garbage, not zeros, and show what is
+ * unused.  The queue caches writes and is non-rotational.
+ */
+void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
+		     const struct loop_aes_ctx *crypt,
+		     struct loop_queue_caps *caps)
+{
+	memset(caps, 0, sizeof(*caps));
+	caps->write_cache = true;
+	if (file && !crypt && file->f_op->fallocate) {
+		caps->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
+		caps->discard_granularity = file_inode(file)->i_sb->s_blocksize;
+	}
+}
+
+/*
+ * Write back and drop the page cache of a backing block device: bios that
+ * bypass it must not read data older than it holds, and none of its pages
+ * may be written back over theirs later.  The loop's queue is frozen, so
+ * reclaim must not write to it meanwhile (swap on this loop).
+ */
+static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
+{
+	struct address_space *mapping = file->f_mapping;
+	unsigned int noio = memalloc_noio_save();
+	int err;
+
+	err = filemap_write_and_wait(mapping);
+	if (!err)
+		err = invalidate_inode_pages2(mapping);
+	memalloc_noio_restore(noio);
+	if (err)
+		pr_warn("loop%d: cannot write back and drop the page cache of %pg (%d)\n",
+			lo->lo_number, I_BDEV(mapping->host), err);
+	return err;
+}
+
+/**
+ * loop_update_io_path() - choose between bios and the backing file
+ * @lo:   the device: lo_mutex held and the queue frozen (or not yet live);
+ *        its backing file, offset, logical block size and lo_flags set
+ * @bind: the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
+ *        LOOP_CHANGE_FD)
+ *
+ * Sets @lo->lo_bdev (see loop_bio_target()), and clears LO_FLAGS_DIRECT_IO
+ * where it is not possible (loop_can_dio()).  Bios bypass the backing device's page cache, so when
+ * I/O starts going as bios (at a bind too: another opener may have left
+ * dirty pages), and when it goes back to the page cache (its pages are
+ * older than the bios), that cache is written back and dropped.  If that
+ * fails, I/O stays in the page cache, which is always correct.  A backing
+ * device whose sectors the loop cannot take as bios gets a notice: its
+ * page cache needs memory, which swap on the loop cannot count on.
+ */
+void loop_update_io_path(struct loop_device *lo, bool bind)
+{
+	struct file *file = lo->lo_backing_file;
+	struct block_device *bdev = lo_file_bdev(file), *target;
+	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
+
+	if (!loop_can_dio(lo, file))
+		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+
+	target = loop_bio_target(file, lo->lo_offset, bsize);
+	if (!bdev || (!bind && target == lo->lo_bdev))
+		return;
+	if (!target) {
+		if (!bind)
+			lo_drop_backing_cache(lo, file);
+		pr_notice("loop%d: offset %lld and %u-byte blocks do not suit the %u-byte sectors of %pg: I/O goes through its page cache, not safe for swap\n",
+			  lo->lo_number, (long long)lo->lo_offset, bsize,
+			  bdev_logical_block_size(bdev), bdev);
+	} else if (lo_drop_backing_cache(lo, file)) {
+		pr_warn("loop%d: I/O stays in the page cache of %pg\n",
+			lo->lo_number, bdev);
+		target = NULL;
+	}
+	lo->lo_bdev = target;
 }

@@ -11,6 +11,11 @@
 #   fio-*        fio verify on an encrypted device-backed loop
 #   flush, fua   a flush, and an O_DSYNC write, on the loop reach the backing
 #                device as flushes
+#   switch-*, bind-dirty-*, change-fd-dirty-*  data written before the I/O
+#                path changes between the backing device's page cache and
+#                bios (LOOP_SET_BLOCK_SIZE, LOOP_SET_STATUS offset, a bind or
+#                LOOP_CHANGE_FD over another opener's dirty pages) reads back,
+#                and no old cached page is written over newer data later
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -114,4 +119,124 @@ if lower=$(losetup.stock -f --show /tmp/lower.img) && dev=$(attach_to "$lower");
 	losetup.stock -d "$lower"
 else
 	t_fail flush "could not stack an encrypted loop on a plain one"
+fi
+
+# --- I/O path switches (issue 10, item 2) ---------------------------------
+# A loop on a block device sends bios straight to it when its offset and
+# block size suit the device's logical block size, and goes through the
+# device's page cache otherwise.  Each switch between the two (and a bind
+# over pages another opener left dirty) must write back and drop that page
+# cache: else what was written before the switch does not read back, and
+# old cached pages are later written over newer data.  The lower device here
+# is a loop with 4096-byte blocks, so a 512-byte upper loop goes through its
+# page cache.  The periodic flusher is stopped: only the driver may write
+# those pages back in time.
+lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+key=00112233445566778899aabbccddeeff
+enc_opts=(-t 16 -s 16 -k "$key" -n AES128)
+old_wb=$(cat /proc/sys/vm/dirty_writeback_centisecs)
+echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+t_cleanup sh -c "echo $old_wb >/proc/sys/vm/dirty_writeback_centisecs"
+t_randfile /tmp/r1 1M
+t_randfile /tmp/r2 1M
+r1=$(t_sha256 /tmp/r1)
+r2=$(t_sha256 /tmp/r2)
+head_sum() { head -c "$2" "$1" | sha256sum | cut -d' ' -f1; }
+lower4k() { t_zerofile /tmp/low.img 16M && losetup.stock -b 4096 -f --show /tmp/low.img; }
+MiB=$((1 << 20))
+
+# The libblockdev sequence: LOOP_SET_FD, LOOP_SET_STATUS64, then
+# LOOP_SET_BLOCK_SIZE 4096: from the lower's page cache to bios.
+switch_bsize() {
+	local name=$1 lower up
+	shift
+	if ! { lower=$(lower4k) && up=$(losetup.stock -f) &&
+	       "$lo_ioctl" set-fd "$up" "$lower" -f 0 "$@"; }; then
+		t_fail "$name" "could not bind a loop over a 4096-byte loop"
+		return
+	fi
+	dd if=/tmp/r1 of="$up" bs=64k 2>/dev/null
+	t_check "$name-set-block-size" "$lo_ioctl" raw "$up" 0x4C09 4096
+	t_expect_eq "$name-bios" 4096 "$(cat "/sys/block/${up#/dev/}/queue/logical_block_size")"
+	t_expect_eq "$name-reads-back" "$r1" "$(head_sum "$up" $MiB)"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq "$name-not-overwritten" "$r2" "$(head_sum "$up" $MiB)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+}
+switch_bsize switch-bsize
+switch_bsize switch-bsize-encrypted "${enc_opts[@]}"
+
+# LOOP_SET_STATUS moves the offset from 512 (page cache) to 4096 (bios);
+# the data written at lower byte 4096 reads at the new offset 0.
+switch_offset() {
+	local name=$1 lower up
+	shift
+	if ! { lower=$(lower4k) && up=$(losetup.stock -f) &&
+	       "$lo_ioctl" set-fd "$up" "$lower" -o 512 "$@" &&
+	       "$lo_ioctl" raw "$up" 0x4C09 4096 >/dev/null; }; then
+		t_fail "$name" "could not bind a loop at offset 512 over a 4096-byte loop"
+		return
+	fi
+	dd if=/tmp/r1 of="$up" bs=64k 2>/dev/null
+	t_check "$name-set-status" "$lo_ioctl" set-status "$up" -o 4096 "$@"
+	t_expect_eq "$name-reads-back" "$(tail -c +3585 /tmp/r1 | sha256sum | cut -d' ' -f1)" \
+		"$(head_sum "$up" $((MiB - 3584)))"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq "$name-not-overwritten" "$r2" "$(head_sum "$up" $MiB)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+}
+switch_offset switch-offset
+switch_offset switch-offset-encrypted "${enc_opts[@]}"
+
+# A bind over dirty pages that another opener (fd 7) left in the device's
+# page cache: the loop reads them, and they are not written back over the
+# loop's writes when that opener closes.
+zero_ram() { dd if=/dev/zero of=$ram bs=64k count=16 conv=fsync 2>/dev/null; }
+zero_ram
+exec 7<>$ram
+dd if=/tmp/r1 of=$ram bs=64k 2>/dev/null
+if up=$(losetup.stock -f --show $ram); then
+	t_expect_eq bind-dirty-reads-back "$r1" "$(head_sum "$up" $MiB)"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	losetup.stock -d "$up"
+fi
+exec 7>&-
+t_expect_eq bind-dirty-not-overwritten "$r2" "$(head_sum $ram $MiB)"
+# Encrypted: what the loop reads at a bind over dirty pages is what it reads
+# once they are written back by the last close.
+zero_ram
+exec 7<>$ram
+dd if=/tmp/r1 of=$ram bs=64k 2>/dev/null
+if up=$(attach); then
+	first=$(head_sum "$up" $MiB)
+	losetup -d "$up"
+	exec 7>&-
+	up=$(attach)
+	t_expect_eq bind-dirty-encrypted-reads-back "$(head_sum "$up" $MiB)" "$first"
+	losetup -d "$up"
+else
+	exec 7>&-
+	t_fail bind-dirty-encrypted "losetup -e on $ram failed"
+fi
+
+# LOOP_CHANGE_FD from a file to a device with dirty pages of another opener.
+t_zerofile /tmp/cfd-a.img 4M
+t_zerofile /tmp/cfd-b.img 4M
+if lower=$(losetup.stock -f --show /tmp/cfd-b.img) &&
+   up=$(losetup.stock -r -f --show /tmp/cfd-a.img); then
+	exec 7<>"$lower"
+	dd if=/tmp/r1 of="$lower" bs=64k 2>/dev/null
+	t_check change-fd-dirty "$lo_ioctl" change-fd "$up" "$lower" -r
+	t_expect_eq change-fd-dirty-reads-back "$r1" "$(head_sum "$up" $MiB)"
+	exec 7>&-
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+else
+	t_fail change-fd-dirty "could not set up the loops"
 fi
