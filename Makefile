@@ -210,7 +210,7 @@ clean:
 	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
-VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32
+VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 $(BUILD)/vm-tools/memhog
 
 vm-tools: $(VM_TOOLS)
 

@@ -107,10 +107,15 @@ struct loop_device {
  * @bounce: its lo_prealloc pages for ciphertext on the way to the backing
  *          file or device, allocated when the device is bound, so that a
  *          write never waits for memory (swap on an encrypted loop)
+ * @bio:    its one bio to a backing device, reused for every bio it sends
+ *          (it waits for each), so that no bio is allocated either
+ * @bvec:   the LOOP_BIO_VECS vectors of @bio, allocated with @bounce
  */
 struct loop_worker {
 	struct kthread_worker	*kw;
 	struct page		**bounce;
+	struct bio		bio;
+	struct bio_vec		*bvec;
 };
 
 /**
@@ -127,6 +132,8 @@ struct loop_cmd {
 #define LOOP_MAX_THREADS	16
 /* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
 #define LOOP_MAX_PREALLOC	256
+/* Vectors of a worker's bio: a larger request is sent as several bios. */
+#define LOOP_BIO_VECS		BIO_MAX_VECS
 
 /**
  * struct loop_queue_caps - what a loop's queue offers over its backing file

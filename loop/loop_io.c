@@ -13,8 +13,9 @@
  *  - write: encrypt the pages into bounce pages and write those, so the page
  *           cache above never sees ciphertext and the backing store never
  *           sees plaintext.
- * Each worker owns its bounce pages from bind to unbind, so a write never
- * waits for memory (swap on an encrypted loop).
+ * Each worker owns its bounce pages and its bio from bind to unbind, so
+ * neither a read nor a write to a backing device waits for memory (swap on
+ * an encrypted loop).
  */
 #include <linux/fs.h>
 #include <linux/falloc.h>
@@ -105,9 +106,33 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 }
 
 /*
- * Straight to the backing block device: reads as one bio into the request's
+ * The worker's own bio, at byte @pos of the backing device.  It is
+ * embedded in the worker and reused for every bio it sends, so this path
+ * never allocates: swap on the loop must make progress when memory is gone.
+ */
+static struct bio *lo_bio_start(struct loop_device *lo, struct loop_worker *w,
+				blk_opf_t opf, loff_t pos, unsigned int nr_vecs)
+{
+	struct bio *bio = &w->bio;
+
+	bio_init(bio, lo->lo_bdev, w->bvec, nr_vecs, opf);
+	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	return bio;
+}
+
+static int lo_bio_submit(struct bio *bio)
+{
+	int err = submit_bio_wait(bio);
+
+	bio_uninit(bio);
+	return err;
+}
+
+/*
+ * Straight to the backing block device: reads as bios into the request's
  * pages, decrypted afterwards; writes in bios of up to lo_prealloc bounce
- * pages of ciphertext (or of the request's own pages on a plain loop).
+ * pages of ciphertext (or of the request's own pages on a plain loop).  A
+ * request larger than one bio becomes several.
  */
 static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos, u64 iv_sector)
@@ -115,12 +140,12 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
 	blk_opf_t opf = dir == WRITE ? REQ_OP_WRITE : REQ_OP_READ;
 	unsigned int max = dir == WRITE && lo->lo_crypt ? loop_prealloc() :
-			   BIO_MAX_VECS;
+			   LOOP_BIO_VECS;
 	unsigned int left = 0, used = 0, limit = 0;
 	struct req_iterator iter;
 	struct bio *bio = NULL;
 	struct bio_vec bv;
-	int err = 0;
+	int err;
 
 	/* Page-sized segments, which is what each bio vector will hold. */
 	rq_for_each_segment(bv, rq, iter)
@@ -128,8 +153,7 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 	rq_for_each_segment(bv, rq, iter) {
 		if (!bio) {
 			limit = min(max, left);
-			bio = bio_alloc(lo->lo_bdev, limit, opf, GFP_NOIO);
-			bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+			bio = lo_bio_start(lo, w, opf, pos, limit);
 			used = 0;
 		}
 		if (dir == WRITE && lo->lo_crypt) {
@@ -143,15 +167,14 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		pos += bv.bv_len;
 		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 		if (used == limit) {
-			err = submit_bio_wait(bio);
-			bio_put(bio);
+			err = lo_bio_submit(bio);
 			bio = NULL;
 			if (err)
 				return err;
 		}
 	}
-	if (err || dir == WRITE || !lo->lo_crypt)
-		return err;
+	if (dir == WRITE || !lo->lo_crypt)
+		return 0;
 
 	/* Reads: all data is in; decrypt it in place. */
 	iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
@@ -302,7 +325,8 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 
 		lo->lo_nr_workers = i + 1;
 		w->bounce = kcalloc(prealloc + 1, sizeof(*w->bounce), GFP_KERNEL);
-		if (!w->bounce)
+		w->bvec = kcalloc(LOOP_BIO_VECS, sizeof(*w->bvec), GFP_KERNEL);
+		if (!w->bounce || !w->bvec)
 			goto fail;
 		/* NULL-terminated, so loop_stop_workers() knows how many. */
 		for (j = 0; j < prealloc; j++) {
@@ -340,6 +364,7 @@ void loop_stop_workers(struct loop_device *lo)
 		for (j = 0; w->bounce && w->bounce[j]; j++)
 			__free_page(w->bounce[j]);
 		kfree(w->bounce);
+		kfree(w->bvec);
 	}
 	kfree(lo->lo_workers);
 	lo->lo_workers = NULL;

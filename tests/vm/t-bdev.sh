@@ -16,6 +16,8 @@
 #                bios (LOOP_SET_BLOCK_SIZE, LOOP_SET_STATUS offset, a bind or
 #                LOOP_CHANGE_FD over another opener's dirty pages) reads back,
 #                and no old cached page is written over newer data later
+#   4kn-*        a 512-byte loop over a 4096-byte device says at setup that
+#                it goes through the page cache; with -b 4096 it sends bios
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -239,4 +241,20 @@ if lower=$(losetup.stock -f --show /tmp/cfd-b.img) &&
 	losetup.stock -d "$lower"
 else
 	t_fail change-fd-dirty "could not set up the loops"
+fi
+
+# A loop with 512-byte blocks over a device with 4096-byte sectors cannot
+# send bios (swap on it would need memory for the page cache): it says so
+# at setup.  With -b 4096 it sends bios and says nothing.
+if lower=$(lower4k); then
+	if up=$(losetup.stock -f --show "$lower"); then
+		t_check 4kn-notice sh -c "dmesg | grep '${up#/dev/}: offset 0 and 512-byte blocks do not suit the 4096-byte sectors of ${lower#/dev/}: I/O goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	fi
+	dmesg -c >/dev/null
+	if up=$(losetup.stock -b 4096 -f --show "$lower"); then
+		t_check 4kn-b4096-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	fi
+	losetup.stock -d "$lower"
 fi
