@@ -68,15 +68,17 @@ static int __maybe_unused lo_compat_ioctl(struct block_device *bdev,
  * loop_alloc_disk() - allocate the gendisk and queue of a new device
  * @lo: the device, with its tag set allocated
  *
- * The queue caches writes (a flush reaches the backing file) and is
- * non-rotational until bound.
+ * The queue caches writes (a flush reaches the backing file), is
+ * non-rotational until bound, and takes requests of up to
+ * LOOP_MAX_HW_SECTORS.
  *
  * Return: the disk, or an ERR_PTR.
  */
 struct gendisk *loop_alloc_disk(struct loop_device *lo)
 {
 	struct queue_limits lim = {
-		.features = BLK_FEAT_WRITE_CACHE,
+		.features	= BLK_FEAT_WRITE_CACHE,
+		.max_hw_sectors	= LOOP_MAX_HW_SECTORS,
 	};
 
 	return blk_mq_alloc_disk(&lo->tag_set, &lim, lo);
@@ -134,6 +136,7 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 	if (!IS_ERR(disk)) {
 		blk_queue_write_cache(disk->queue, true, false);
 		blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+		blk_queue_max_hw_sectors(disk->queue, LOOP_MAX_HW_SECTORS);
 	}
 	return disk;
 }

@@ -134,6 +134,8 @@ struct loop_cmd {
 #define LOOP_MAX_PREALLOC	256
 /* Vectors of a worker's bio: a larger request is sent as several bios. */
 #define LOOP_BIO_VECS		BIO_MAX_VECS
+/* Largest request, 512-byte sectors: 1280 KiB, as the stock driver. */
+#define LOOP_MAX_HW_SECTORS	2560u
 
 /**
  * struct loop_queue_caps - what a loop's queue offers over its backing file

@@ -132,7 +132,7 @@ static int lo_bio_submit(struct bio *bio)
  * Straight to the backing block device: reads as bios into the request's
  * pages, decrypted afterwards; writes in bios of up to lo_prealloc bounce
  * pages of ciphertext (or of the request's own pages on a plain loop).  A
- * request larger than one bio becomes several.
+ * request larger than one bio (up to LOOP_MAX_HW_SECTORS) becomes several.
  */
 static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos, u64 iv_sector)
@@ -430,21 +430,49 @@ bool loop_can_dio(struct loop_device *lo, struct file *file)
  * @crypt:  the key the loop has or will have, NULL for none
  * @caps:   filled in
  *
- * Discard and write-zeroes become holes or zeroed ranges in the backing
- * file (the file system's block as granularity); never on an encrypted
- * loop: a hole would read back as garbage, not zeros, and show what is
- * unused.  The queue caches writes and is non-rotational.
+ * As the stock driver: a backing device's rotational flag, or that of the
+ * file system's device; discard and write-zeroes as far as the backing
+ * device can zero (a discard becomes a zeroing fallocate of the device,
+ * so it reads back as zeros), or a punched hole in a file.  Never on an
+ * encrypted loop: a hole would read back as garbage, not zeros, and show
+ * what is unused.  Unlike the stock driver, whose queue always caches
+ * writes, the write cache is the backing device's when bios go straight to
+ * it (the loop holds nothing back then); through a page cache a flush is
+ * always needed.
  */
 void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 		     const struct loop_aes_ctx *crypt,
 		     struct loop_queue_caps *caps)
 {
+	struct block_device *bdev, *target;
+	struct inode *inode;
+
 	memset(caps, 0, sizeof(*caps));
 	caps->write_cache = true;
-	if (file && !crypt && file->f_op->fallocate) {
-		caps->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
-		caps->discard_granularity = file_inode(file)->i_sb->s_blocksize;
+	if (!file)
+		return;
+	inode = file->f_mapping->host;
+	bdev = lo_file_bdev(file);
+	if (bdev) {
+		target = loop_bio_target(file, offset, bsize);
+		if (target)
+			caps->write_cache = bdev_write_cache(target);
+		caps->rotational = !bdev_nonrot(bdev);
+		if (!crypt) {
+			caps->max_discard_sectors = bdev_write_zeroes_sectors(bdev);
+			caps->discard_granularity = bdev_discard_granularity(bdev) ?:
+						    bdev_physical_block_size(bdev);
+		}
+	} else {
+		if (inode->i_sb->s_bdev)
+			caps->rotational = !bdev_nonrot(inode->i_sb->s_bdev);
+		if (!crypt && file->f_op->fallocate) {
+			caps->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
+			caps->discard_granularity = inode->i_sb->s_blocksize;
+		}
 	}
+	if (!caps->max_discard_sectors)
+		caps->discard_granularity = 0;
 }
 
 /*

@@ -18,6 +18,12 @@
 #                and no old cached page is written over newer data later
 #   4kn-*        a 512-byte loop over a 4096-byte device says at setup that
 #                it goes through the page cache; with -b 4096 it sends bios
+#   max-hw-*, mirror-*, discard-*, write-zeroes-*, rotational-*, write-cache-*
+#                queue limits as the stock driver's: 1280 KiB requests,
+#                discard and write-zeroes mirror the backing device (none on
+#                brd, none when encrypted), its rotational flag; the write
+#                cache is the device's when bios go to it
+#   big-requests-*  1280 KiB requests average more than 127 KiB and read back
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -257,4 +263,71 @@ if lower=$(lower4k); then
 		losetup.stock -d "$up"
 	fi
 	losetup.stock -d "$lower"
+fi
+
+# --- Queue limits that mirror the backing store (issue 10, item 10) -------
+# As the stock driver: 1280 KiB requests; discard and write-zeroes as far
+# as the backing device can write zeroes (brd cannot: none), never on an
+# encrypted loop; the rotational flag of the device.  The write cache is the
+# device's when bios go straight to it (brd has none), else write back.
+qattr() { cat "/sys/block/${1#/dev/}/queue/$2"; }
+t_zerofile /tmp/low.img 16M
+if lower=$(losetup.stock -f --show /tmp/low.img) && up=$(losetup.stock -f --show "$lower"); then
+	t_expect_eq max-hw-sectors 1280 "$(qattr "$up" max_hw_sectors_kb)"
+	t_expect_eq max-hw-sectors-file 1280 "$(qattr "$lower" max_hw_sectors_kb)"
+	for a in discard_max_bytes write_zeroes_max_bytes discard_granularity write_cache; do
+		t_expect_eq "mirror-$a" "$(qattr "$lower" $a)" "$(qattr "$up" $a)"
+	done
+	dd if=/tmp/r1 of="$up" bs=64k conv=fsync 2>/dev/null
+	t_check discard-device blkdiscard -o 65536 -l 524288 "$up"
+	t_check discard-device-zeros cmp -n 524288 /tmp/low.img /dev/zero 65536 0
+	t_expect_eq discard-device-rest "$(head -c 65536 /tmp/r1 | sha256sum | cut -d' ' -f1)" \
+		"$(head_sum /tmp/low.img 65536)"
+	dd if=/tmp/r1 of="$up" bs=64k conv=fsync 2>/dev/null
+	t_check write-zeroes-device "$lo_ioctl" zeroout "$up" 0 524288
+	t_check write-zeroes-device-zeros cmp -n 524288 /tmp/low.img /dev/zero
+	losetup.stock -d "$up"
+	if up=$(attach_to "$lower"); then
+		t_expect_eq discard-encrypted-none 0 "$(qattr "$up" discard_max_bytes)"
+		before=$(t_sha256 /tmp/low.img)
+		t_expect_fail discard-encrypted-refused '' blkdiscard "$up"
+		t_expect_eq discard-encrypted-unchanged "$before" "$(t_sha256 /tmp/low.img)"
+		losetup -d "$up"
+	fi
+	losetup.stock -d "$lower"
+fi
+for rot in 1 0; do
+	echo $rot >/sys/block/ram0/queue/rotational
+	if up=$(losetup.stock -f --show $ram); then
+		t_expect_eq "rotational-$rot" $rot "$(qattr "$up" rotational)"
+		if [ $rot = 0 ]; then
+			t_expect_eq write-cache-brd "$(qattr $ram write_cache)" "$(qattr "$up" write_cache)"
+			t_expect_eq discard-brd-none 0 "$(qattr "$up" discard_max_bytes)"
+			t_expect_fail discard-brd-refused '' blkdiscard "$up"
+		fi
+		losetup.stock -d "$up"
+	fi
+done
+# Through the page cache of a 4096-byte device: flushes are needed.
+if lower=$(lower4k) && up=$(losetup.stock -f --show "$lower"); then
+	t_expect_eq write-cache-page-cache 'write back' "$(qattr "$up" write_cache)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+fi
+
+# Requests of up to 1280 KiB on an encrypted loop on brd: each becomes
+# several bios (of lo_prealloc pages), and the data comes back.
+t_randfile /tmp/big 5M
+stat_of() { awk -v f="$2" '{ print $f }' "/sys/block/${1#/dev/}/stat"; }
+if up=$(attach); then
+	ios=$(stat_of "$up" 5) sectors=$(stat_of "$up" 7)
+	dd if=/tmp/big of="$up" bs=1280k oflag=direct 2>/dev/null
+	ios=$(($(stat_of "$up" 5) - ios)) sectors=$(($(stat_of "$up" 7) - sectors))
+	t_check big-requests test $((sectors / ios)) -gt 254
+	t_expect_eq big-requests-read "$(t_sha256 /tmp/big)" \
+		"$(dd if="$up" bs=1280k count=4 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	losetup -d "$up"
+	up=$(attach)
+	t_expect_eq big-requests-reattach "$(t_sha256 /tmp/big)" "$(head_sum "$up" $((5 * MiB)))"
+	losetup -d "$up"
 fi
