@@ -232,6 +232,13 @@ static struct block_device *lo_file_bdev(struct file *file)
 	return S_ISBLK(inode->i_mode) ? I_BDEV(inode) : NULL;
 }
 
+static bool loop_backing_read_only(struct loop_device *lo)
+{
+	struct block_device *bdev = lo_file_bdev(lo->lo_backing_file);
+
+	return bdev && bdev_read_only(bdev);
+}
+
 static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 		     struct request *rq)
 {
@@ -239,6 +246,12 @@ static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 
 	if (op_is_write(req_op(rq)) && (lo->lo_flags & LO_FLAGS_READ_ONLY))
 		return -EIO;
+	/*
+	 * A backing device made read-only after the bind refuses writes, as
+	 * its page cache does; its bios would only be warned about.
+	 */
+	if (op_is_write(req_op(rq)) && loop_backing_read_only(lo))
+		return -EPERM;
 	switch (req_op(rq)) {
 	case REQ_OP_FLUSH:
 		if (lo->lo_bdev)

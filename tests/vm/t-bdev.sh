@@ -24,6 +24,7 @@
 #                brd, none when encrypted), its rotational flag; the write
 #                cache is the device's when bios go to it
 #   big-requests-*  1280 KiB requests average more than 127 KiB and read back
+#   ro-backing-*  writes fail once the backing device is made read-only
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -330,4 +331,27 @@ if up=$(attach); then
 	up=$(attach)
 	t_expect_eq big-requests-reattach "$(t_sha256 /tmp/big)" "$(head_sum "$up" $((5 * MiB)))"
 	losetup -d "$up"
+fi
+
+# A backing device made read-only after the bind (blockdev --setro): writes
+# through the loop fail, as with the stock driver, on the bio path and
+# through the page cache, and the device keeps its data.
+if up=$(losetup.stock -f --show $ram); then
+	dd if=/tmp/r1 of="$up" bs=64k count=16 oflag=direct 2>/dev/null
+	blockdev --setro $ram
+	t_expect_fail ro-backing-write-refused '' \
+		dd if=/tmp/r2 of="$up" bs=64k count=16 oflag=direct
+	t_expect_fail ro-backing-discard-refused '' blkdiscard -l 65536 "$up"
+	blockdev --setrw $ram
+	t_expect_eq ro-backing-unchanged "$r1" \
+		"$(dd if=$ram bs=64k count=16 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	losetup.stock -d "$up"
+fi
+if lower=$(lower4k) && up=$(losetup.stock -f --show "$lower"); then
+	blockdev --setro "$lower"
+	t_expect_fail ro-backing-page-cache-write-refused '' \
+		dd if=/tmp/r2 of="$up" bs=64k count=16 conv=fsync
+	blockdev --setrw "$lower"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
 fi
