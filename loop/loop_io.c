@@ -31,7 +31,8 @@
 
 /* One segment of file I/O at @pos, through a sync kiocb. */
 static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
-		      unsigned int off, unsigned int len, loff_t pos)
+		      unsigned int off, unsigned int len, loff_t pos,
+		      u16 ioprio)
 {
 	struct file *file = lo->lo_backing_file;
 	struct iov_iter iter;
@@ -42,6 +43,7 @@ static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
 	bvec_set_page(&bv, page, len, off);
 	init_sync_kiocb(&kiocb, file);
 	kiocb.ki_pos = pos;
+	kiocb.ki_ioprio = ioprio;
 	if (lo->lo_flags & LO_FLAGS_DIRECT_IO)
 		kiocb.ki_flags |= IOCB_DIRECT;
 	if (dir == WRITE) {
@@ -89,10 +91,11 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	rq_for_each_segment(bv, rq, iter) {
 		if (lo->lo_crypt && dir == WRITE) {
 			lo_crypt_segment(lo, WRITE, w->bounce[0], 0, &bv, iv_sector);
-			err = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos);
+			err = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos,
+					 req_get_ioprio(rq));
 		} else {
 			err = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
-					 bv.bv_len, pos);
+					 bv.bv_len, pos, req_get_ioprio(rq));
 			if (!err && lo->lo_crypt)
 				lo_crypt_segment(lo, READ, bv.bv_page, bv.bv_offset,
 						 &bv, iv_sector);
@@ -105,18 +108,24 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	return 0;
 }
 
+/* The scheduling hints of a request that its bios to the backing device keep. */
+#define LO_BIO_HINTS	(REQ_SYNC | REQ_META | REQ_PRIO | REQ_IDLE)
+
 /*
  * The worker's own bio, at byte @pos of the backing device.  It is
  * embedded in the worker and reused for every bio it sends, so this path
  * never allocates: swap on the loop must make progress when memory is gone.
  */
 static struct bio *lo_bio_start(struct loop_device *lo, struct loop_worker *w,
-				blk_opf_t opf, loff_t pos, unsigned int nr_vecs)
+				struct request *rq, blk_opf_t opf, loff_t pos,
+				unsigned int nr_vecs)
 {
 	struct bio *bio = &w->bio;
 
-	bio_init(bio, lo->lo_bdev, w->bvec, nr_vecs, opf);
+	bio_init(bio, lo->lo_bdev, w->bvec, nr_vecs,
+		 opf | (rq->cmd_flags & LO_BIO_HINTS));
 	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	bio->bi_ioprio = req_get_ioprio(rq);
 	return bio;
 }
 
@@ -153,7 +162,7 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 	rq_for_each_segment(bv, rq, iter) {
 		if (!bio) {
 			limit = min(max, left);
-			bio = lo_bio_start(lo, w, opf, pos, limit);
+			bio = lo_bio_start(lo, w, rq, opf, pos, limit);
 			used = 0;
 		}
 		if (dir == WRITE && lo->lo_crypt) {
@@ -518,13 +527,14 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
  *        LOOP_CHANGE_FD)
  *
  * Sets @lo->lo_bdev (see loop_bio_target()), and clears LO_FLAGS_DIRECT_IO
- * where it is not possible (loop_can_dio()).  Bios bypass the backing device's page cache, so when
- * I/O starts going as bios (at a bind too: another opener may have left
- * dirty pages), and when it goes back to the page cache (its pages are
- * older than the bios), that cache is written back and dropped.  If that
- * fails, I/O stays in the page cache, which is always correct.  A backing
- * device whose sectors the loop cannot take as bios gets a notice: its
- * page cache needs memory, which swap on the loop cannot count on.
+ * where it is not possible (loop_can_dio()).  Bios bypass the backing
+ * device's page cache, so when I/O starts going as bios (at a bind too:
+ * another opener may have left dirty pages), and when it goes back to the
+ * page cache (its pages are older than the bios), that cache is written
+ * back and dropped.  If that fails, I/O stays in the page cache, which is
+ * always correct.  A backing device whose sectors the loop cannot take as
+ * bios gets a notice: its page cache needs memory, which swap on the loop
+ * cannot count on.
  */
 void loop_update_io_path(struct loop_device *lo, bool bind)
 {

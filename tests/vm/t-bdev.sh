@@ -25,6 +25,8 @@
 #                cache is the device's when bios go to it
 #   big-requests-*  1280 KiB requests average more than 127 KiB and read back
 #   ro-backing-*  writes fail once the backing device is made read-only
+#   req-sync-*, ioprio-*  REQ_SYNC and the I/O priority of a request reach
+#                the backing device's bios and requests (tracefs)
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -352,6 +354,41 @@ if lower=$(lower4k) && up=$(losetup.stock -f --show "$lower"); then
 	t_expect_fail ro-backing-page-cache-write-refused '' \
 		dd if=/tmp/r2 of="$up" bs=64k count=16 conv=fsync
 	blockdev --setrw "$lower"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+fi
+
+# The request's REQ_SYNC and I/O priority reach the backing device: direct
+# writes are REQ_SYNC (rwbs "WS" on brd's bios; submit_bio_wait() sets it
+# on every bio anyway), and ionice's class and level show on the requests
+# of a loop below (6.12's block_rq tracepoints carry the ioprio; 6.1's do
+# not).
+tr=/sys/kernel/tracing
+[ -e $tr/trace ] || mount -t tracefs nodev $tr
+# trace_of EVENT CMD...: the trace lines EVENT printed while CMD ran.
+trace_of() {
+	local ev=$tr/events/block/$1/enable
+	shift
+	echo >$tr/trace
+	echo 1 >"$ev"
+	"$@" >/dev/null 2>&1
+	echo 0 >"$ev"
+	grep -v '^#' $tr/trace
+}
+if up=$(losetup.stock -f --show $ram); then
+	trace_of block_bio_queue dd if=/tmp/r1 of="$up" bs=64k count=4 oflag=direct >/tmp/trace
+	t_check req-sync-writes grep -q ' 1,0 W' /tmp/trace
+	t_check req-sync-passed sh -c "! grep ' 1,0 W' /tmp/trace | grep -v ' 1,0 WS'"
+	losetup.stock -d "$up"
+fi
+if ! grep -q ioprio $tr/events/block/block_rq_complete/format; then
+	t_skip ioprio-passed "this kernel's block_rq tracepoints carry no ioprio"
+elif lower=$(losetup.stock -f --show /tmp/cfd-b.img) && up=$(losetup.stock -f --show "$lower"); then
+	mm=$(cat "/sys/block/${lower#/dev/}/dev")
+	trace_of block_rq_complete ionice -c 2 -n 6 \
+		dd if=/tmp/r1 of="$up" bs=64k count=4 oflag=direct >/tmp/trace
+	t_check ioprio-writes grep -q " ${mm/:/,} W" /tmp/trace
+	t_check ioprio-passed sh -c "! grep ' ${mm/:/,} W' /tmp/trace | grep -v ' be,0,6 '"
 	losetup.stock -d "$up"
 	losetup.stock -d "$lower"
 fi
