@@ -174,7 +174,9 @@ static int loop_configure(struct loop_device *lo, bool writable,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_limits(lo, file, loop_data_offset(info), bsize, ctx);
+	err = loop_set_limits(lo, file, loop_data_offset(info),
+			      config->block_size ?:
+			      loop_default_block_size(file, flags), ctx);
 	if (err)
 		goto out_unlock;
 	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),

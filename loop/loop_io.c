@@ -44,8 +44,11 @@ static int lo_file_io(struct loop_device *lo, int dir, struct page *page,
 	init_sync_kiocb(&kiocb, file);
 	kiocb.ki_pos = pos;
 	kiocb.ki_ioprio = ioprio;
+	/* A file opened O_DIRECT gets it only where it suits (loop_can_dio()). */
 	if (lo->lo_flags & LO_FLAGS_DIRECT_IO)
 		kiocb.ki_flags |= IOCB_DIRECT;
+	else
+		kiocb.ki_flags &= ~IOCB_DIRECT;
 	if (dir == WRITE) {
 		iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, len);
 		file_start_write(file);
@@ -445,6 +448,32 @@ bool loop_can_dio(struct loop_device *lo, struct file *file)
 }
 
 /**
+ * loop_default_block_size() - the logical block size of a loop bound
+ *                             without one
+ * @file:  the backing file
+ * @flags: the lo_flags asked for
+ *
+ * As the stock driver (6.12's; 6.1's for files opened O_DIRECT): when
+ * direct I/O is asked for, by LO_FLAGS_DIRECT_IO or a file opened O_DIRECT,
+ * the logical block size of the device below (the backing device, or the
+ * file system's), so that direct I/O, and bios to a backing device with
+ * 4096-byte sectors, work.  Otherwise 512 bytes, which every backing file
+ * takes, through the page cache if need be (loop_update_io_path() says so).
+ *
+ * Return: the block size in bytes, 512..PAGE_SIZE.
+ */
+unsigned int loop_default_block_size(struct file *file, u32 flags)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
+				    inode->i_sb->s_bdev;
+
+	if (!(flags & LO_FLAGS_DIRECT_IO) && !(file->f_flags & O_DIRECT))
+		return SECTOR_SIZE;
+	return bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+}
+
+/**
  * loop_queue_caps() - what a loop's queue offers over a backing file
  * @file:   the backing file, or NULL for an unbound device
  * @offset: where the loop's data starts in @file, bytes
@@ -526,15 +555,15 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
  * @bind: the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
  *        LOOP_CHANGE_FD)
  *
- * Sets @lo->lo_bdev (see loop_bio_target()), and clears LO_FLAGS_DIRECT_IO
- * where it is not possible (loop_can_dio()).  Bios bypass the backing
- * device's page cache, so when I/O starts going as bios (at a bind too:
- * another opener may have left dirty pages), and when it goes back to the
- * page cache (its pages are older than the bios), that cache is written
- * back and dropped.  If that fails, I/O stays in the page cache, which is
- * always correct.  A backing device whose sectors the loop cannot take as
- * bios gets a notice: its page cache needs memory, which swap on the loop
- * cannot count on.
+ * Sets @lo->lo_bdev (see loop_bio_target()) and LO_FLAGS_DIRECT_IO: asked
+ * for, or the file was opened O_DIRECT (as the stock driver), and possible
+ * (loop_can_dio()).  Bios bypass the backing device's page cache, so when
+ * I/O starts going as bios (at a bind too: another opener may have left
+ * dirty pages), and when it goes back to the page cache (its pages are
+ * older than the bios), that cache is written back and dropped.  If that
+ * fails, I/O stays in the page cache, which is always correct.  A backing
+ * device whose sectors the loop cannot take as bios gets a notice: its
+ * page cache needs memory, which swap on the loop cannot count on.
  */
 void loop_update_io_path(struct loop_device *lo, bool bind)
 {
@@ -542,6 +571,8 @@ void loop_update_io_path(struct loop_device *lo, bool bind)
 	struct block_device *bdev = lo_file_bdev(file), *target;
 	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
 
+	if (file->f_flags & O_DIRECT)
+		lo->lo_flags |= LO_FLAGS_DIRECT_IO;
 	if (!loop_can_dio(lo, file))
 		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
 

@@ -17,7 +17,8 @@
 #                LOOP_CHANGE_FD over another opener's dirty pages) reads back,
 #                and no old cached page is written over newer data later
 #   4kn-*        a 512-byte loop over a 4096-byte device says at setup that
-#                it goes through the page cache; with -b 4096 it sends bios
+#                it goes through the page cache; with -b 4096 or
+#                --direct-io=on it has 4096-byte blocks and sends bios
 #   max-hw-*, mirror-*, discard-*, write-zeroes-*, rotational-*, write-cache-*
 #                queue limits as the stock driver's: 1280 KiB requests,
 #                discard and write-zeroes mirror the backing device (none on
@@ -264,6 +265,17 @@ if lower=$(lower4k); then
 	if up=$(losetup.stock -b 4096 -f --show "$lower"); then
 		t_check 4kn-b4096-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
 		losetup.stock -d "$up"
+	fi
+	# --direct-io=on without -b: the device's 4096-byte sectors, as the
+	# stock driver picks them, so bios.
+	dmesg -c >/dev/null
+	if up=$(losetup.stock --direct-io=on -f --show "$lower"); then
+		t_expect_eq 4kn-direct-io-bsize 4096 "$(cat "/sys/block/${up#/dev/}/queue/logical_block_size")"
+		t_expect_eq 4kn-direct-io-dio 1 "$(cat "/sys/block/${up#/dev/}/loop/dio")"
+		t_check 4kn-direct-io-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	else
+		t_fail 4kn-direct-io "losetup --direct-io=on on $lower failed"
 	fi
 	losetup.stock -d "$lower"
 fi
