@@ -218,7 +218,7 @@ clean:
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
 VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 \
-	    $(BUILD)/vm-tools/flip-write
+	    $(BUILD)/vm-tools/flip-write $(BUILD)/vm-tools/memhog
 
 vm-tools: $(VM_TOOLS)
 

@@ -130,50 +130,70 @@ void loop_media_changed(struct gendisk *disk)
  * loop_alloc_disk() - allocate the gendisk and queue of a new device
  * @lo: the device, with its tag set allocated
  *
- * The queue caches writes (a flush reaches the backing file) and is
- * non-rotational.
+ * The queue caches writes (a flush reaches the backing file), is
+ * non-rotational until bound, and takes requests of up to
+ * LOOP_MAX_HW_SECTORS.
  *
  * Return: the disk, or an ERR_PTR.
  */
 struct gendisk *loop_alloc_disk(struct loop_device *lo)
 {
 	struct queue_limits lim = {
-		.features = BLK_FEAT_WRITE_CACHE,
+		.features	= BLK_FEAT_WRITE_CACHE,
+		.max_hw_sectors	= LOOP_MAX_HW_SECTORS,
 	};
 
 	return blk_mq_alloc_disk(&lo->tag_set, &lim, lo);
 }
 
 /**
- * loop_set_limits() - set a device's block size and discard limits
- * @lo:      the device, lo_mutex held, queue not frozen (this freezes it)
- * @bsize:   logical block size: 512, 1024, 2048 or 4096 bytes
- * @discard: discard granularity in bytes, or 0 for no discard and no
- *           write-zeroes; what the backing file refused (lo_unsupported)
- *           stays off
+ * loop_set_limits() - set a device's queue limits for a backing file
+ * @lo:     the device, lo_mutex held, queue not frozen (this freezes it)
+ * @file:   the backing file bound or being bound, NULL when unbinding
+ * @offset: where the data starts in @file (as it will be), bytes
+ * @bsize:  logical block size: 512, 1024, 2048 or 4096 bytes
+ * @crypt:  the key the device will have, NULL for none
+ *
+ * Block size, discard and write-zeroes, the rotational and write-cache
+ * flags: see loop_queue_caps().  On a bound device the I/O path follows
+ * the new block size in the same freeze (loop_update_io_path()), so no
+ * request sees one without the other.
+ * What the backing file refused (lo_unsupported) stays off.
  *
  * Return: 0 or a negative errno from the block layer.
  */
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard)
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt)
 {
 	struct request_queue *q = lo->lo_disk->queue;
-	struct queue_limits lim = queue_limits_start_update(q);
+	struct loop_queue_caps caps;
+	struct queue_limits lim;
 	int err;
 
+	loop_queue_caps(file, offset, bsize, crypt, &caps);
+	lim = queue_limits_start_update(q);
 	lim.logical_block_size = bsize;
 	lim.physical_block_size = bsize;
 	lim.io_min = bsize;
-	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported))
-		discard = 0;
-	lim.discard_granularity = discard;
-	lim.max_hw_discard_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
-	lim.max_write_zeroes_sectors = discard ? UINT_MAX >> SECTOR_SHIFT : 0;
+	lim.discard_granularity = caps.discard_granularity;
+	lim.max_hw_discard_sectors = caps.max_discard_sectors;
+	lim.max_write_zeroes_sectors = caps.max_discard_sectors;
+	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported)) {
+		lim.discard_granularity = 0;
+		lim.max_hw_discard_sectors = 0;
+	}
 	if (test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported))
 		lim.max_write_zeroes_sectors = 0;
+	lim.features &= ~(BLK_FEAT_WRITE_CACHE | BLK_FEAT_ROTATIONAL);
+	if (caps.write_cache)
+		lim.features |= BLK_FEAT_WRITE_CACHE;
+	if (caps.rotational)
+		lim.features |= BLK_FEAT_ROTATIONAL;
 	/* The limits lock is taken before the freeze, as the block layer wants. */
 	blk_mq_freeze_queue(q);
 	err = queue_limits_commit_update(q, &lim);
+	if (!err && lo->lo_state == LO_BOUND)
+		loop_update_io_path(lo, false);
 	blk_mq_unfreeze_queue(q);
 	return err;
 }
@@ -210,26 +230,38 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 	if (!IS_ERR(disk)) {
 		blk_queue_write_cache(disk->queue, true, false);
 		blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+		blk_queue_max_hw_sectors(disk->queue, LOOP_MAX_HW_SECTORS);
 	}
 	return disk;
 }
 
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard)
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt)
 {
 	struct request_queue *q = lo->lo_disk->queue;
+	struct loop_queue_caps caps;
 
-	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported))
-		discard = 0;
+	loop_queue_caps(file, offset, bsize, crypt, &caps);
 	blk_mq_freeze_queue(q);
 	blk_queue_logical_block_size(q, bsize);
 	blk_queue_physical_block_size(q, bsize);
 	blk_queue_io_min(q, bsize);
-	q->limits.discard_granularity = discard;
-	blk_queue_max_discard_sectors(q, discard ? UINT_MAX >> SECTOR_SHIFT : 0);
-	blk_queue_max_write_zeroes_sectors(q, discard &&
-					   !test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported) ?
-					   UINT_MAX >> SECTOR_SHIFT : 0);
+	q->limits.discard_granularity = caps.discard_granularity;
+	blk_queue_max_discard_sectors(q, caps.max_discard_sectors);
+	blk_queue_max_write_zeroes_sectors(q, caps.max_discard_sectors);
+	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported)) {
+		q->limits.discard_granularity = 0;
+		blk_queue_max_discard_sectors(q, 0);
+	}
+	if (test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported))
+		blk_queue_max_write_zeroes_sectors(q, 0);
+	blk_queue_write_cache(q, caps.write_cache, false);
+	if (caps.rotational)
+		blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
+	else
+		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	if (lo->lo_state == LO_BOUND)
+		loop_update_io_path(lo, false);
 	blk_mq_unfreeze_queue(q);
 	return 0;
 }

@@ -131,10 +131,15 @@ struct loop_device {
  * @bounce: its lo_prealloc pages for ciphertext on the way to the backing
  *          file or device, allocated when the device is bound, so that a
  *          write never waits for memory (swap on an encrypted loop)
+ * @bio:    its one bio to a backing device, reused for every bio it sends
+ *          (it waits for each), so that no bio is allocated either
+ * @bvec:   the LOOP_BIO_VECS vectors of @bio, allocated with @bounce
  */
 struct loop_worker {
 	struct kthread_worker	*kw;
 	struct page		**bounce;
+	struct bio		bio;
+	struct bio_vec		*bvec;
 };
 
 /**
@@ -155,6 +160,25 @@ struct loop_cmd {
 #define LOOP_MAX_THREADS	16
 /* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
 #define LOOP_MAX_PREALLOC	256
+/* Vectors of a worker's bio: a larger request is sent as several bios. */
+#define LOOP_BIO_VECS		BIO_MAX_VECS
+/* Largest request, 512-byte sectors: 1280 KiB, as the stock driver. */
+#define LOOP_MAX_HW_SECTORS	2560u
+
+/**
+ * struct loop_queue_caps - what a loop's queue offers over its backing file
+ * @discard_granularity: bytes; 0 when @max_discard_sectors is 0
+ * @max_discard_sectors: largest discard and write-zeroes, 512-byte sectors;
+ *                       0 for none
+ * @rotational:          the backing store is a rotating disk
+ * @write_cache:         data passes a volatile cache: flushes are needed
+ */
+struct loop_queue_caps {
+	unsigned int	discard_granularity;
+	unsigned int	max_discard_sectors;
+	bool		rotational;
+	bool		write_cache;
+};
 
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
@@ -162,6 +186,14 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 		       unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
 void loop_limits_work(struct work_struct *work);
+struct block_device *loop_bio_target(struct file *file, loff_t offset,
+				     unsigned int bsize);
+bool loop_can_dio(struct loop_device *lo, struct file *file);
+unsigned int loop_default_block_size(struct file *file, u32 flags);
+void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
+		     const struct loop_aes_ctx *crypt,
+		     struct loop_queue_caps *caps);
+void loop_update_io_path(struct loop_device *lo, bool bind);
 
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,
@@ -208,8 +240,8 @@ void loop_unclaim(struct block_device *bdev, void *holder);
 void loop_media_changed(struct gendisk *disk);
 struct address_space *loop_bdev_mapping(struct block_device *bdev);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
-int loop_set_limits(struct loop_device *lo, unsigned int bsize,
-		    unsigned int discard);
+int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
+		    unsigned int bsize, const struct loop_aes_ctx *crypt);
 void loop_clear_limits(struct loop_device *lo, bool discard,
 		       bool write_zeroes);
 

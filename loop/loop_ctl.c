@@ -86,6 +86,14 @@ static int loop_check_info(const struct loop_info64 *info)
 	return 0;
 }
 
+/* Where the data starts that loop_info64 asks for ("@N" included), bytes. */
+static loff_t loop_data_offset(const struct loop_info64 *info)
+{
+	s64 off = (s64)info->lo_offset;
+
+	return off < 0 ? -off : off;
+}
+
 /*
  * Install the offset, size limit and file name of a status; the caller
  * froze the queue or is binding.
@@ -126,57 +134,6 @@ static void loop_apply_key(struct loop_device *lo,
 		memset(lo->lo_key_probe, 0, sizeof(lo->lo_key_probe));
 		memset(lo->lo_key_check, 0, sizeof(lo->lo_key_check));
 	}
-}
-
-/*
- * Discard and write-zeroes for a backing file: the file system's block as
- * granularity, or 0 (none) for encrypted loops and files without fallocate.
- */
-static unsigned int loop_discard_granularity(struct file *file,
-					     const struct loop_aes_ctx *ctx)
-{
-	if (ctx || !file->f_op->fallocate)
-		return 0;
-	return file_inode(file)->i_sb->s_blocksize;
-}
-
-/*
- * Direct I/O on the backing file needs the file system's support, and every
- * request (aligned to the loop's block size) and the offset aligned to the
- * backing device's logical block size.
- */
-static bool loop_can_dio(struct loop_device *lo, struct file *file)
-{
-	struct inode *inode = file->f_mapping->host;
-	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
-				    inode->i_sb->s_bdev;
-	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
-
-	return (file->f_mode & FMODE_CAN_ODIRECT) &&
-	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
-	       lo->lo_offset % align == 0;
-}
-
-/*
- * A block device as backing file is driven with bios, no file or page
- * cache in between, when the offset and the loop's block size suit its
- * logical block size; otherwise through the file like any other.
- */
-static struct block_device *loop_backing_bdev(struct loop_device *lo,
-					      struct file *file)
-{
-	struct inode *inode = file->f_mapping->host;
-	struct block_device *bdev;
-	unsigned int lbs;
-
-	if (!S_ISBLK(inode->i_mode))
-		return NULL;
-	bdev = I_BDEV(inode);
-	lbs = bdev_logical_block_size(bdev);
-	if (lo->lo_offset % lbs ||
-	    queue_logical_block_size(lo->lo_disk->queue) % lbs)
-		return NULL;
-	return bdev;
 }
 
 /*
@@ -277,7 +234,9 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_limits(lo, bsize, loop_discard_granularity(file, ctx));
+	err = loop_set_limits(lo, file, loop_data_offset(info),
+			      config->block_size ?:
+			      loop_default_block_size(file, flags), ctx);
 	if (err)
 		goto out_unlock;
 	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),
@@ -309,11 +268,10 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	lo->lo_backing_file = file;
 	loop_apply_geometry(lo, info);
 	loop_apply_key(lo, info, ctx);
-	lo->lo_bdev = loop_backing_bdev(lo, file);
-	/* Without direct I/O support, buffered I/O, as the stock driver does. */
-	if ((flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
-		flags &= ~LO_FLAGS_DIRECT_IO;
 	lo->lo_flags = flags;
+	/* Without direct I/O support, buffered I/O, as the stock driver does. */
+	loop_update_io_path(lo, true);
+	flags = lo->lo_flags;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
@@ -336,7 +294,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	return 0;
 
 out_reset_limits:
-	loop_set_limits(lo, SECTOR_SIZE, 0);
+	loop_set_limits(lo, NULL, 0, SECTOR_SIZE, NULL);
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
 out_unlock_validate:
@@ -415,7 +373,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	cancel_work_sync(&lo->lo_limits_work);
 	lo->lo_unsupported = 0;
 	/* As the stock driver: the next binding starts from 512-byte blocks. */
-	loop_set_limits(lo, SECTOR_SIZE, 0);
+	loop_set_limits(lo, NULL, 0, SECTOR_SIZE, NULL);
 
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
@@ -576,20 +534,19 @@ static int loop_set_status(struct loop_device *lo,
 	 */
 	remap = rekey || (s64)info->lo_offset != lo->lo_info_offset ||
 		info->lo_sizelimit != lo->lo_sizelimit;
-	/* Discard is for plain loops only: the key decides. */
-	if (rekey) {
-		err = loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
-				      loop_discard_granularity(lo->lo_backing_file, ctx));
+	/* The limits follow the new offset and key (discard: plain loops only). */
+	if (remap) {
+		err = loop_set_limits(lo, lo->lo_backing_file, loop_data_offset(info),
+				      queue_logical_block_size(lo->lo_disk->queue),
+				      rekey ? ctx : lo->lo_crypt);
 		if (err)
 			goto out_unlock;
-	}
-	if (remap) {
 		err = loop_freeze_clean(lo);
 		if (err) {
-			if (rekey)	/* as it was */
-				loop_set_limits(lo, queue_logical_block_size(lo->lo_disk->queue),
-						loop_discard_granularity(lo->lo_backing_file,
-									 NULL));
+			/* As it was. */
+			loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset,
+					queue_logical_block_size(lo->lo_disk->queue),
+					lo->lo_crypt);
 			goto out_unlock;
 		}
 	} else {
@@ -601,9 +558,7 @@ static int loop_set_status(struct loop_device *lo,
 		ctx = NULL;	/* installed */
 	}
 	/* A new offset may not suit direct I/O or bios to a device any more. */
-	lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
-	if (!loop_can_dio(lo, lo->lo_backing_file))
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+	loop_update_io_path(lo, false);
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
 	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
@@ -788,7 +743,6 @@ static int loop_set_block_size_ioctl(struct loop_device *lo,
 				     unsigned long arg)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
-	unsigned int discard;
 	int err;
 
 	if (blk_validate_block_size(arg))
@@ -810,16 +764,9 @@ static int loop_set_block_size_ioctl(struct loop_device *lo,
 		goto out;
 	sync_blockdev(bdev);
 	invalidate_bdev(bdev);
-	discard = loop_discard_granularity(lo->lo_backing_file, lo->lo_crypt);
-	err = loop_set_limits(lo, arg, discard);
-	/* Direct I/O and bios to a backing device may no longer be aligned. */
-	if (!err) {
-		blk_mq_freeze_queue(lo->lo_disk->queue);
-		if (!loop_can_dio(lo, lo->lo_backing_file))
-			lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
-		lo->lo_bdev = loop_backing_bdev(lo, lo->lo_backing_file);
-		blk_mq_unfreeze_queue(lo->lo_disk->queue);
-	}
+	/* Direct I/O and bios to a backing device follow, in the same freeze. */
+	err = loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset, arg,
+			      lo->lo_crypt);
 out:
 	mutex_unlock(&lo->lo_mutex);
 out_unclaim:
@@ -892,9 +839,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
-	lo->lo_bdev = loop_backing_bdev(lo, file);
-	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) && !loop_can_dio(lo, file))
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+	loop_update_io_path(lo, true);
 	blk_mq_unfreeze_queue(lo->lo_disk->queue);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
 	/* Read-only, so nothing is dirty: pages read meanwhile go too. */

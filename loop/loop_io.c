@@ -13,8 +13,9 @@
  *  - write: encrypt the pages into bounce pages and write those, so the page
  *           cache above never sees ciphertext and the backing store never
  *           sees plaintext.
- * Each worker owns its bounce pages from bind to unbind, so a write never
- * waits for memory (swap on an encrypted loop).
+ * Each worker owns its bounce pages and its bio from bind to unbind, so
+ * neither a read nor a write to a backing device waits for memory (swap on
+ * an encrypted loop).
  */
 #include <linux/fs.h>
 #include <linux/falloc.h>
@@ -34,7 +35,8 @@
  * segment zeroed) or written (all of them), or a negative errno.
  */
 static ssize_t lo_file_io(struct loop_device *lo, int dir, struct page *page,
-			  unsigned int off, unsigned int len, loff_t pos)
+			  unsigned int off, unsigned int len, loff_t pos,
+			  u16 ioprio)
 {
 	struct file *file = lo->lo_backing_file;
 	struct iov_iter iter;
@@ -45,8 +47,12 @@ static ssize_t lo_file_io(struct loop_device *lo, int dir, struct page *page,
 	bvec_set_page(&bv, page, len, off);
 	init_sync_kiocb(&kiocb, file);
 	kiocb.ki_pos = pos;
+	kiocb.ki_ioprio = ioprio;
+	/* A file opened O_DIRECT gets it only where it suits (loop_can_dio()). */
 	if (lo->lo_flags & LO_FLAGS_DIRECT_IO)
 		kiocb.ki_flags |= IOCB_DIRECT;
+	else
+		kiocb.ki_flags &= ~IOCB_DIRECT;
 	if (dir == WRITE) {
 		iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, len);
 		file_start_write(file);
@@ -92,10 +98,11 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	rq_for_each_segment(bv, rq, iter) {
 		if (lo->lo_crypt && dir == WRITE) {
 			lo_crypt_segment(lo, WRITE, w->bounce[0], 0, &bv, iv_sector);
-			ret = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos);
+			ret = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos,
+					 req_get_ioprio(rq));
 		} else {
 			ret = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
-					 bv.bv_len, pos);
+					 bv.bv_len, pos, req_get_ioprio(rq));
 			/*
 			 * Only whole sectors that were read are decrypted: past
 			 * the end of the file stays zeros, as on a plain loop.
@@ -120,10 +127,40 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	return 0;
 }
 
+/* The scheduling hints of a request that its bios to the backing device keep. */
+#define LO_BIO_HINTS	(REQ_SYNC | REQ_META | REQ_PRIO | REQ_IDLE)
+
 /*
- * Straight to the backing block device: reads as one bio into the request's
+ * The worker's own bio, at byte @pos of the backing device.  It is
+ * embedded in the worker and reused for every bio it sends, so this path
+ * never allocates: swap on the loop must make progress when memory is gone.
+ */
+static struct bio *lo_bio_start(struct loop_device *lo, struct loop_worker *w,
+				struct request *rq, blk_opf_t opf, loff_t pos,
+				unsigned int nr_vecs)
+{
+	struct bio *bio = &w->bio;
+
+	bio_init(bio, lo->lo_bdev, w->bvec, nr_vecs,
+		 opf | (rq->cmd_flags & LO_BIO_HINTS));
+	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+	bio->bi_ioprio = req_get_ioprio(rq);
+	return bio;
+}
+
+static int lo_bio_submit(struct bio *bio)
+{
+	int err = submit_bio_wait(bio);
+
+	bio_uninit(bio);
+	return err;
+}
+
+/*
+ * Straight to the backing block device: reads as bios into the request's
  * pages, decrypted afterwards; writes in bios of up to lo_prealloc bounce
- * pages of ciphertext (or of the request's own pages on a plain loop).
+ * pages of ciphertext (or of the request's own pages on a plain loop).  A
+ * request larger than one bio (up to LOOP_MAX_HW_SECTORS) becomes several.
  */
 static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos, u64 iv_sector)
@@ -131,12 +168,12 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
 	blk_opf_t opf = dir == WRITE ? REQ_OP_WRITE : REQ_OP_READ;
 	unsigned int max = dir == WRITE && lo->lo_crypt ? loop_prealloc() :
-			   BIO_MAX_VECS;
+			   LOOP_BIO_VECS;
 	unsigned int left = 0, used = 0, limit = 0;
 	struct req_iterator iter;
 	struct bio *bio = NULL;
 	struct bio_vec bv;
-	int err = 0;
+	int err;
 
 	/* Page-sized segments, which is what each bio vector will hold. */
 	rq_for_each_segment(bv, rq, iter)
@@ -144,8 +181,7 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 	rq_for_each_segment(bv, rq, iter) {
 		if (!bio) {
 			limit = min(max, left);
-			bio = bio_alloc(lo->lo_bdev, limit, opf, GFP_NOIO);
-			bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+			bio = lo_bio_start(lo, w, rq, opf, pos, limit);
 			used = 0;
 		}
 		if (dir == WRITE && lo->lo_crypt) {
@@ -159,15 +195,14 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		pos += bv.bv_len;
 		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 		if (used == limit) {
-			err = submit_bio_wait(bio);
-			bio_put(bio);
+			err = lo_bio_submit(bio);
 			bio = NULL;
 			if (err)
 				return err;
 		}
 	}
-	if (err || dir == WRITE || !lo->lo_crypt)
-		return err;
+	if (dir == WRITE || !lo->lo_crypt)
+		return 0;
 
 	/* Reads: all data is in; decrypt it in place. */
 	iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
@@ -241,6 +276,21 @@ void loop_limits_work(struct work_struct *work)
 			  test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported));
 }
 
+/* The backing block device, whether I/O goes to it as bios or not. */
+static struct block_device *lo_file_bdev(struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+
+	return S_ISBLK(inode->i_mode) ? I_BDEV(inode) : NULL;
+}
+
+static bool loop_backing_read_only(struct loop_device *lo)
+{
+	struct block_device *bdev = lo_file_bdev(lo->lo_backing_file);
+
+	return bdev && bdev_read_only(bdev);
+}
+
 static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 		     struct request *rq)
 {
@@ -248,6 +298,12 @@ static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 
 	if (op_is_write(req_op(rq)) && (lo->lo_flags & LO_FLAGS_READ_ONLY))
 		return -EIO;
+	/*
+	 * A backing device made read-only after the bind refuses writes, as
+	 * its page cache does; its bios would only be warned about.
+	 */
+	if (op_is_write(req_op(rq)) && loop_backing_read_only(lo))
+		return -EPERM;
 	switch (req_op(rq)) {
 	case REQ_OP_FLUSH:
 		if (lo->lo_bdev)
@@ -336,7 +392,8 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 
 		lo->lo_nr_workers = i + 1;
 		w->bounce = kcalloc(prealloc + 1, sizeof(*w->bounce), GFP_KERNEL);
-		if (!w->bounce)
+		w->bvec = kcalloc(LOOP_BIO_VECS, sizeof(*w->bvec), GFP_KERNEL);
+		if (!w->bounce || !w->bvec)
 			goto fail;
 		/* NULL-terminated, so loop_stop_workers() knows how many. */
 		for (j = 0; j < prealloc; j++) {
@@ -374,8 +431,206 @@ void loop_stop_workers(struct loop_device *lo)
 		for (j = 0; w->bounce && w->bounce[j]; j++)
 			__free_page(w->bounce[j]);
 		kfree(w->bounce);
+		kfree(w->bvec);
 	}
 	kfree(lo->lo_workers);
 	lo->lo_workers = NULL;
 	lo->lo_nr_workers = 0;
+}
+
+/**
+ * loop_bio_target() - the block device a loop sends its bios to, if any
+ * @file:   the backing file
+ * @offset: where the loop's data starts in @file, bytes
+ * @bsize:  the loop's logical block size, bytes
+ *
+ * A backing block device is driven with bios, no page cache in between,
+ * when @offset and @bsize are multiples of its logical block size, so that
+ * every request suits it.  Otherwise, and for a regular file, I/O goes
+ * through the file (its page cache, or O_DIRECT).
+ *
+ * Return: the block device, or NULL.
+ */
+struct block_device *loop_bio_target(struct file *file, loff_t offset,
+				     unsigned int bsize)
+{
+	struct block_device *bdev = lo_file_bdev(file);
+	unsigned int lbs;
+
+	if (!bdev)
+		return NULL;
+	lbs = bdev_logical_block_size(bdev);
+	if (offset % lbs || bsize % lbs)
+		return NULL;
+	return bdev;
+}
+
+/**
+ * loop_can_dio() - whether direct I/O on the backing file suits a device
+ * @lo:   the device, its offset and logical block size set
+ * @file: the backing file
+ *
+ * Direct I/O needs the file system's support, and the offset and the
+ * loop's logical block size (which every request is aligned to) to be
+ * multiples of the logical block size of the device below (the backing
+ * device itself, or the file system's).
+ *
+ * Return: true when direct I/O can be used.
+ */
+bool loop_can_dio(struct loop_device *lo, struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
+				    inode->i_sb->s_bdev;
+	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+
+	return (file->f_mode & FMODE_CAN_ODIRECT) &&
+	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
+	       lo->lo_offset % align == 0;
+}
+
+/**
+ * loop_default_block_size() - the logical block size of a loop bound
+ *                             without one
+ * @file:  the backing file
+ * @flags: the lo_flags asked for
+ *
+ * As the stock driver (6.12's; 6.1's for files opened O_DIRECT): when
+ * direct I/O is asked for, by LO_FLAGS_DIRECT_IO or a file opened O_DIRECT,
+ * the logical block size of the device below (the backing device, or the
+ * file system's), so that direct I/O, and bios to a backing device with
+ * 4096-byte sectors, work.  Otherwise 512 bytes, which every backing file
+ * takes, through the page cache if need be (loop_update_io_path() says so).
+ *
+ * Return: the block size in bytes, 512..PAGE_SIZE.
+ */
+unsigned int loop_default_block_size(struct file *file, u32 flags)
+{
+	struct inode *inode = file->f_mapping->host;
+	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
+				    inode->i_sb->s_bdev;
+
+	if (!(flags & LO_FLAGS_DIRECT_IO) && !(file->f_flags & O_DIRECT))
+		return SECTOR_SIZE;
+	return bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+}
+
+/**
+ * loop_queue_caps() - what a loop's queue offers over a backing file
+ * @file:   the backing file, or NULL for an unbound device
+ * @offset: where the loop's data starts in @file, bytes
+ * @bsize:  the loop's logical block size, bytes
+ * @crypt:  the key the loop has or will have, NULL for none
+ * @caps:   filled in
+ *
+ * As the stock driver: a backing device's rotational flag, or that of the
+ * file system's device; discard and write-zeroes as far as the backing
+ * device can zero (a discard becomes a zeroing fallocate of the device,
+ * so it reads back as zeros), or a punched hole in a file.  Never on an
+ * encrypted loop: a hole would read back as garbage, not zeros, and show
+ * what is unused.  Unlike the stock driver, whose queue always caches
+ * writes, the write cache is the backing device's when bios go straight to
+ * it (the loop holds nothing back then); through a page cache a flush is
+ * always needed.
+ */
+void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
+		     const struct loop_aes_ctx *crypt,
+		     struct loop_queue_caps *caps)
+{
+	struct block_device *bdev, *target;
+	struct inode *inode;
+
+	memset(caps, 0, sizeof(*caps));
+	caps->write_cache = true;
+	if (!file)
+		return;
+	inode = file->f_mapping->host;
+	bdev = lo_file_bdev(file);
+	if (bdev) {
+		target = loop_bio_target(file, offset, bsize);
+		if (target)
+			caps->write_cache = bdev_write_cache(target);
+		caps->rotational = !bdev_nonrot(bdev);
+		if (!crypt) {
+			caps->max_discard_sectors = bdev_write_zeroes_sectors(bdev);
+			caps->discard_granularity = bdev_discard_granularity(bdev) ?:
+						    bdev_physical_block_size(bdev);
+		}
+	} else {
+		if (inode->i_sb->s_bdev)
+			caps->rotational = !bdev_nonrot(inode->i_sb->s_bdev);
+		if (!crypt && file->f_op->fallocate) {
+			caps->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
+			caps->discard_granularity = inode->i_sb->s_blocksize;
+		}
+	}
+	if (!caps->max_discard_sectors)
+		caps->discard_granularity = 0;
+}
+
+/*
+ * Write back and drop the page cache of a backing block device: bios that
+ * bypass it must not read data older than it holds, and none of its pages
+ * may be written back over theirs later.  The loop's queue is frozen, so
+ * reclaim must not write to it meanwhile (swap on this loop).
+ */
+static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
+{
+	struct address_space *mapping = file->f_mapping;
+	unsigned int noio = memalloc_noio_save();
+	int err;
+
+	err = filemap_write_and_wait(mapping);
+	if (!err)
+		err = invalidate_inode_pages2(mapping);
+	memalloc_noio_restore(noio);
+	if (err)
+		pr_warn("loop%d: cannot write back and drop the page cache of %pg (%d)\n",
+			lo->lo_number, I_BDEV(mapping->host), err);
+	return err;
+}
+
+/**
+ * loop_update_io_path() - choose between bios and the backing file
+ * @lo:   the device: lo_mutex held and the queue frozen (or not yet live);
+ *        its backing file, offset, logical block size and lo_flags set
+ * @bind: the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
+ *        LOOP_CHANGE_FD)
+ *
+ * Sets @lo->lo_bdev (see loop_bio_target()) and LO_FLAGS_DIRECT_IO: asked
+ * for, or the file was opened O_DIRECT (as the stock driver), and possible
+ * (loop_can_dio()).  Bios bypass the backing device's page cache, so when
+ * I/O starts going as bios (at a bind too: another opener may have left
+ * dirty pages), and when it goes back to the page cache (its pages are
+ * older than the bios), that cache is written back and dropped.  If that
+ * fails, I/O stays in the page cache, which is always correct.  A backing
+ * device whose sectors the loop cannot take as bios gets a notice: its
+ * page cache needs memory, which swap on the loop cannot count on.
+ */
+void loop_update_io_path(struct loop_device *lo, bool bind)
+{
+	struct file *file = lo->lo_backing_file;
+	struct block_device *bdev = lo_file_bdev(file), *target;
+	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
+
+	if (file->f_flags & O_DIRECT)
+		lo->lo_flags |= LO_FLAGS_DIRECT_IO;
+	if (!loop_can_dio(lo, file))
+		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+
+	target = loop_bio_target(file, lo->lo_offset, bsize);
+	if (!bdev || (!bind && target == lo->lo_bdev))
+		return;
+	if (!target) {
+		if (!bind)
+			lo_drop_backing_cache(lo, file);
+		pr_notice("loop%d: offset %lld and %u-byte blocks do not suit the %u-byte sectors of %pg: I/O goes through its page cache, not safe for swap\n",
+			  lo->lo_number, (long long)lo->lo_offset, bsize,
+			  bdev_logical_block_size(bdev), bdev);
+	} else if (lo_drop_backing_cache(lo, file)) {
+		pr_warn("loop%d: I/O stays in the page cache of %pg\n",
+			lo->lo_number, bdev);
+		target = NULL;
+	}
+	lo->lo_bdev = target;
 }

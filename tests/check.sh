@@ -151,6 +151,9 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	# Durability across a hard reset: two boots.
 	vm_results -k "$kver" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
 	vm_results -k "$kver" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
+	# Swap on an encrypted device-backed loop in a 256 MiB guest that
+	# dirties more than it has (about 3.5 minutes).
+	vm_results -k "$kver" -M 256 -d 512 -t 900 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
 	# The I/O suites again with parallel workers; small bounce sets make
 	# device-backed writes span several bios.
 	for t in t-driver t-bdev; do

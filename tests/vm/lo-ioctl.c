@@ -37,6 +37,8 @@
  *                                       of them may give
  *   lo-ioctl multi DEV HEXFILE          LOOP_MULTI_KEY_SETUP (64 lines of hex
  *                                       key slots) or _V3 (65 lines)
+ *   lo-ioctl zeroout DEV OFFSET LENGTH  BLKZEROOUT (bytes): write-zeroes
+ *                                       requests, which busybox cannot send
  *   lo-ioctl raw DEV CMD [ARG]          any ioctl number with an integer
  *                                       argument (bad commands, bad pointers)
  *   lo-ioctl as UID SUBCOMMAND...       run SUBCOMMAND as user UID, with no
@@ -52,7 +54,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <linux/loop.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -497,6 +501,14 @@ int main(int argc, char **argv)
 	if (fd < 0)
 		return fail(dev);
 
+	if (!strcmp(cmd, "zeroout") && argc == 5) {
+		uint64_t range[2] = { strtoull(argv[3], NULL, 0),
+				      strtoull(argv[4], NULL, 0) };
+
+		if (ioctl(fd, BLKZEROOUT, range))
+			return fail("BLKZEROOUT");
+		return 0;
+	}
 	if (!strcmp(cmd, "status")) {
 		if (ioctl(fd, LOOP_GET_STATUS64, &info))
 			return fail("LOOP_GET_STATUS64");

@@ -30,6 +30,9 @@ Options:
               by make losetup-2.41; also AESLOOP_UL_BUILD=DIR): the guest's losetup is
               DIR/bin/losetup, and guest scripts find DIR/bin as $AESLOOP_UL_BIN (mount,
               swapon, swapoff); each DIR has an initramfs of its own
+  -M MIB      guest memory in MiB (default 1024), e.g. -M 256 for a test under memory pressure
+  -d MIB      a scratch disk of MIB MiB (a sparse file in the run's folder, removed after the
+              run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk)
   -u          rmmod the module after the script and report module-unload
   -t SECONDS  wall-clock limit for the whole VM run (default 300)
   -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
@@ -58,6 +61,8 @@ cpu=max
 module="$top/loop/loop.ko"
 modparams=
 unload=0
+mem_mib=1024
+disk_mib=
 timeout_s=300
 results_file=
 prefix=
@@ -66,7 +71,7 @@ interactive=0
 verbosity=1
 guest_env=()
 ul_build=${AESLOOP_UL_BUILD:-build}
-while getopts 'k:c:m:p:e:U:ut:r:n:s:ivqh' opt; do
+while getopts 'k:c:m:p:e:U:M:d:ut:r:n:s:ivqh' opt; do
 	case "$opt" in
 	k) kver=$OPTARG ;;
 	c) cpu=$OPTARG ;;
@@ -77,6 +82,8 @@ while getopts 'k:c:m:p:e:U:ut:r:n:s:ivqh' opt; do
 		guest_env+=("$OPTARG")
 		;;
 	U) ul_build=$OPTARG ;;
+	M) mem_mib=$OPTARG ;;
+	d) disk_mib=$OPTARG ;;
 	u) unload=1 ;;
 	t) timeout_s=$OPTARG ;;
 	r) results_file=$OPTARG ;;
@@ -94,6 +101,10 @@ shift $((OPTIND - 1))
 script=$1
 shift
 [[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
+if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt 128 ]; then
+	die "-M needs a number of MiB, at least 128"
+fi
+[[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB"
 if [ -n "$results_file" ]; then
 	# Resolved now: the path is relative to where run.sh was started.
 	touch "$results_file" || die "cannot write $results_file"
@@ -211,7 +222,7 @@ read -r -a params <<<"$modparams"
 console="$rundir/console.log"
 channel="$rundir/channel.log"
 qemu=(
-	qemu-system-x86_64 -accel tcg -cpu "$cpu" -m 1024 -smp 2
+	qemu-system-x86_64 -accel tcg -cpu "$cpu" -m "$mem_mib" -smp 2
 	-nographic -no-reboot -nodefaults -no-user-config
 	-kernel "$vmlinuz" -initrd "$initrd"
 	# panic=-1 with -no-reboot: a guest panic ends QEMU instead of hanging until the timeout.
@@ -221,6 +232,10 @@ qemu=(
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
 	-virtfs "local,path=$share,mount_tag=share,security_model=none"
 )
+if [ -n "$disk_mib" ]; then
+	truncate -s "${disk_mib}M" "$rundir/disk.img"
+	qemu+=(-drive "file=$rundir/disk.img,if=virtio,format=raw,cache=unsafe")
+fi
 printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
 echo >>"$rundir/qemu-command"
 
@@ -261,6 +276,7 @@ else
 fi
 set -e
 qemu_rc=${status[0]}
+rm -f "$rundir/disk.img"
 t1=$(date +%s%N)
 elapsed=$(((t1 - t0) / 1000000))
 elapsed_s="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000)))"

@@ -11,6 +11,23 @@
 #   fio-*        fio verify on an encrypted device-backed loop
 #   flush, fua   a flush, and an O_DSYNC write, on the loop reach the backing
 #                device as flushes
+#   switch-*, bind-dirty-*, change-fd-dirty-*  data written before the I/O
+#                path changes between the backing device's page cache and
+#                bios (LOOP_SET_BLOCK_SIZE, LOOP_SET_STATUS offset, a bind or
+#                LOOP_CHANGE_FD over another opener's dirty pages) reads back,
+#                and no old cached page is written over newer data later
+#   4kn-*        a 512-byte loop over a 4096-byte device says at setup that
+#                it goes through the page cache; with -b 4096 or
+#                --direct-io=on it has 4096-byte blocks and sends bios
+#   max-hw-*, mirror-*, discard-*, write-zeroes-*, rotational-*, write-cache-*
+#                queue limits as the stock driver's: 1280 KiB requests,
+#                discard and write-zeroes mirror the backing device (none on
+#                brd, none when encrypted), its rotational flag; the write
+#                cache is the device's when bios go to it
+#   big-requests-*  1280 KiB requests average more than 127 KiB and read back
+#   ro-backing-*  writes fail once the backing device is made read-only
+#   req-sync-*, ioprio-*  REQ_SYNC and the I/O priority of a request reach
+#                the backing device's bios and requests (tracefs)
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -114,4 +131,276 @@ if lower=$(losetup.stock -f --show /tmp/lower.img) && dev=$(attach_to "$lower");
 	losetup.stock -d "$lower"
 else
 	t_fail flush "could not stack an encrypted loop on a plain one"
+fi
+
+# --- I/O path switches (issue 10, item 2) ---------------------------------
+# A loop on a block device sends bios straight to it when its offset and
+# block size suit the device's logical block size, and goes through the
+# device's page cache otherwise.  Each switch between the two (and a bind
+# over pages another opener left dirty) must write back and drop that page
+# cache: else what was written before the switch does not read back, and
+# old cached pages are later written over newer data.  The lower device here
+# is a loop with 4096-byte blocks, so a 512-byte upper loop goes through its
+# page cache.  The periodic flusher is stopped: only the driver may write
+# those pages back in time.
+lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+key=00112233445566778899aabbccddeeff
+enc_opts=(-t 16 -s 16 -k "$key" -n AES128)
+old_wb=$(cat /proc/sys/vm/dirty_writeback_centisecs)
+echo 0 >/proc/sys/vm/dirty_writeback_centisecs
+t_cleanup sh -c "echo $old_wb >/proc/sys/vm/dirty_writeback_centisecs"
+t_randfile /tmp/r1 1M
+t_randfile /tmp/r2 1M
+r1=$(t_sha256 /tmp/r1)
+r2=$(t_sha256 /tmp/r2)
+head_sum() { head -c "$2" "$1" | sha256sum | cut -d' ' -f1; }
+lower4k() { t_zerofile /tmp/low.img 16M && losetup.stock -b 4096 -f --show /tmp/low.img; }
+MiB=$((1 << 20))
+
+# The libblockdev sequence: LOOP_SET_FD, LOOP_SET_STATUS64, then
+# LOOP_SET_BLOCK_SIZE 4096: from the lower's page cache to bios.
+switch_bsize() {
+	local name=$1 lower up
+	shift
+	if ! { lower=$(lower4k) && up=$(losetup.stock -f) &&
+	       "$lo_ioctl" set-fd "$up" "$lower" -f 0 "$@"; }; then
+		t_fail "$name" "could not bind a loop over a 4096-byte loop"
+		return
+	fi
+	dd if=/tmp/r1 of="$up" bs=64k 2>/dev/null
+	t_check "$name-set-block-size" "$lo_ioctl" raw "$up" 0x4C09 4096
+	t_expect_eq "$name-bios" 4096 "$(cat "/sys/block/${up#/dev/}/queue/logical_block_size")"
+	t_expect_eq "$name-reads-back" "$r1" "$(head_sum "$up" $MiB)"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq "$name-not-overwritten" "$r2" "$(head_sum "$up" $MiB)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+}
+switch_bsize switch-bsize
+switch_bsize switch-bsize-encrypted "${enc_opts[@]}"
+
+# LOOP_SET_STATUS moves the offset from 512 (page cache) to 4096 (bios);
+# the data written at lower byte 4096 reads at the new offset 0.
+switch_offset() {
+	local name=$1 lower up
+	shift
+	if ! { lower=$(lower4k) && up=$(losetup.stock -f) &&
+	       "$lo_ioctl" set-fd "$up" "$lower" -o 512 "$@" &&
+	       "$lo_ioctl" raw "$up" 0x4C09 4096 >/dev/null; }; then
+		t_fail "$name" "could not bind a loop at offset 512 over a 4096-byte loop"
+		return
+	fi
+	dd if=/tmp/r1 of="$up" bs=64k 2>/dev/null
+	t_check "$name-set-status" "$lo_ioctl" set-status "$up" -o 4096 "$@"
+	t_expect_eq "$name-reads-back" "$(tail -c +3585 /tmp/r1 | sha256sum | cut -d' ' -f1)" \
+		"$(head_sum "$up" $((MiB - 3584)))"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	sync
+	echo 3 >/proc/sys/vm/drop_caches
+	t_expect_eq "$name-not-overwritten" "$r2" "$(head_sum "$up" $MiB)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+}
+switch_offset switch-offset
+switch_offset switch-offset-encrypted "${enc_opts[@]}"
+
+# A bind over dirty pages that another opener (fd 7) left in the device's
+# page cache: the loop reads them, and they are not written back over the
+# loop's writes when that opener closes.
+zero_ram() { dd if=/dev/zero of=$ram bs=64k count=16 conv=fsync 2>/dev/null; }
+zero_ram
+exec 7<>$ram
+dd if=/tmp/r1 of=$ram bs=64k 2>/dev/null
+if up=$(losetup.stock -f --show $ram); then
+	t_expect_eq bind-dirty-reads-back "$r1" "$(head_sum "$up" $MiB)"
+	dd if=/tmp/r2 of="$up" bs=64k conv=fsync 2>/dev/null
+	losetup.stock -d "$up"
+fi
+exec 7>&-
+t_expect_eq bind-dirty-not-overwritten "$r2" "$(head_sum $ram $MiB)"
+# Encrypted: what the loop reads at a bind over dirty pages is what it reads
+# once they are written back by the last close.
+zero_ram
+exec 7<>$ram
+dd if=/tmp/r1 of=$ram bs=64k 2>/dev/null
+if up=$(attach); then
+	first=$(head_sum "$up" $MiB)
+	losetup -d "$up"
+	exec 7>&-
+	up=$(attach)
+	t_expect_eq bind-dirty-encrypted-reads-back "$(head_sum "$up" $MiB)" "$first"
+	losetup -d "$up"
+else
+	exec 7>&-
+	t_fail bind-dirty-encrypted "losetup -e on $ram failed"
+fi
+
+# LOOP_CHANGE_FD from a file to a device with dirty pages of another opener.
+t_zerofile /tmp/cfd-a.img 4M
+t_zerofile /tmp/cfd-b.img 4M
+if lower=$(losetup.stock -f --show /tmp/cfd-b.img) &&
+   up=$(losetup.stock -r -f --show /tmp/cfd-a.img); then
+	exec 7<>"$lower"
+	dd if=/tmp/r1 of="$lower" bs=64k 2>/dev/null
+	t_check change-fd-dirty "$lo_ioctl" change-fd "$up" "$lower" -r
+	t_expect_eq change-fd-dirty-reads-back "$r1" "$(head_sum "$up" $MiB)"
+	exec 7>&-
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+else
+	t_fail change-fd-dirty "could not set up the loops"
+fi
+
+# A loop with 512-byte blocks over a device with 4096-byte sectors cannot
+# send bios (swap on it would need memory for the page cache): it says so
+# at setup.  With -b 4096 it sends bios and says nothing.
+if lower=$(lower4k); then
+	if up=$(losetup.stock -f --show "$lower"); then
+		t_check 4kn-notice sh -c "dmesg | grep '${up#/dev/}: offset 0 and 512-byte blocks do not suit the 4096-byte sectors of ${lower#/dev/}: I/O goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	fi
+	dmesg -c >/dev/null
+	if up=$(losetup.stock -b 4096 -f --show "$lower"); then
+		t_check 4kn-b4096-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	fi
+	# --direct-io=on without -b: the device's 4096-byte sectors, as the
+	# stock driver picks them, so bios.
+	dmesg -c >/dev/null
+	if up=$(losetup.stock --direct-io=on -f --show "$lower"); then
+		t_expect_eq 4kn-direct-io-bsize 4096 "$(cat "/sys/block/${up#/dev/}/queue/logical_block_size")"
+		t_expect_eq 4kn-direct-io-dio 1 "$(cat "/sys/block/${up#/dev/}/loop/dio")"
+		t_check 4kn-direct-io-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		losetup.stock -d "$up"
+	else
+		t_fail 4kn-direct-io "losetup --direct-io=on on $lower failed"
+	fi
+	losetup.stock -d "$lower"
+fi
+
+# --- Queue limits that mirror the backing store (issue 10, item 10) -------
+# As the stock driver: 1280 KiB requests; discard and write-zeroes as far
+# as the backing device can write zeroes (brd cannot: none), never on an
+# encrypted loop; the rotational flag of the device.  The write cache is the
+# device's when bios go straight to it (brd has none), else write back.
+qattr() { cat "/sys/block/${1#/dev/}/queue/$2"; }
+t_zerofile /tmp/low.img 16M
+if lower=$(losetup.stock -f --show /tmp/low.img) && up=$(losetup.stock -f --show "$lower"); then
+	t_expect_eq max-hw-sectors 1280 "$(qattr "$up" max_hw_sectors_kb)"
+	t_expect_eq max-hw-sectors-file 1280 "$(qattr "$lower" max_hw_sectors_kb)"
+	for a in discard_max_bytes write_zeroes_max_bytes discard_granularity write_cache; do
+		t_expect_eq "mirror-$a" "$(qattr "$lower" $a)" "$(qattr "$up" $a)"
+	done
+	dd if=/tmp/r1 of="$up" bs=64k conv=fsync 2>/dev/null
+	t_check discard-device blkdiscard -o 65536 -l 524288 "$up"
+	t_check discard-device-zeros cmp -n 524288 /tmp/low.img /dev/zero 65536 0
+	t_expect_eq discard-device-rest "$(head -c 65536 /tmp/r1 | sha256sum | cut -d' ' -f1)" \
+		"$(head_sum /tmp/low.img 65536)"
+	dd if=/tmp/r1 of="$up" bs=64k conv=fsync 2>/dev/null
+	t_check write-zeroes-device "$lo_ioctl" zeroout "$up" 0 524288
+	t_check write-zeroes-device-zeros cmp -n 524288 /tmp/low.img /dev/zero
+	losetup.stock -d "$up"
+	if up=$(attach_to "$lower"); then
+		t_expect_eq discard-encrypted-none 0 "$(qattr "$up" discard_max_bytes)"
+		before=$(t_sha256 /tmp/low.img)
+		t_expect_fail discard-encrypted-refused '' blkdiscard "$up"
+		t_expect_eq discard-encrypted-unchanged "$before" "$(t_sha256 /tmp/low.img)"
+		losetup -d "$up"
+	fi
+	losetup.stock -d "$lower"
+fi
+for rot in 1 0; do
+	echo $rot >/sys/block/ram0/queue/rotational
+	if up=$(losetup.stock -f --show $ram); then
+		t_expect_eq "rotational-$rot" $rot "$(qattr "$up" rotational)"
+		if [ $rot = 0 ]; then
+			t_expect_eq write-cache-brd "$(qattr $ram write_cache)" "$(qattr "$up" write_cache)"
+			t_expect_eq discard-brd-none 0 "$(qattr "$up" discard_max_bytes)"
+			t_expect_fail discard-brd-refused '' blkdiscard "$up"
+		fi
+		losetup.stock -d "$up"
+	fi
+done
+# Through the page cache of a 4096-byte device: flushes are needed.
+if lower=$(lower4k) && up=$(losetup.stock -f --show "$lower"); then
+	t_expect_eq write-cache-page-cache 'write back' "$(qattr "$up" write_cache)"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+fi
+
+# Requests of up to 1280 KiB on an encrypted loop on brd: each becomes
+# several bios (of lo_prealloc pages), and the data comes back.
+t_randfile /tmp/big 5M
+stat_of() { awk -v f="$2" '{ print $f }' "/sys/block/${1#/dev/}/stat"; }
+if up=$(attach); then
+	ios=$(stat_of "$up" 5) sectors=$(stat_of "$up" 7)
+	dd if=/tmp/big of="$up" bs=1280k oflag=direct 2>/dev/null
+	ios=$(($(stat_of "$up" 5) - ios)) sectors=$(($(stat_of "$up" 7) - sectors))
+	t_check big-requests test $((sectors / ios)) -gt 254
+	t_expect_eq big-requests-read "$(t_sha256 /tmp/big)" \
+		"$(dd if="$up" bs=1280k count=4 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	losetup -d "$up"
+	up=$(attach)
+	t_expect_eq big-requests-reattach "$(t_sha256 /tmp/big)" "$(head_sum "$up" $((5 * MiB)))"
+	losetup -d "$up"
+fi
+
+# A backing device made read-only after the bind (blockdev --setro): writes
+# through the loop fail, as with the stock driver, on the bio path and
+# through the page cache, and the device keeps its data.
+if up=$(losetup.stock -f --show $ram); then
+	dd if=/tmp/r1 of="$up" bs=64k count=16 oflag=direct 2>/dev/null
+	blockdev --setro $ram
+	t_expect_fail ro-backing-write-refused '' \
+		dd if=/tmp/r2 of="$up" bs=64k count=16 oflag=direct
+	t_expect_fail ro-backing-discard-refused '' blkdiscard -l 65536 "$up"
+	blockdev --setrw $ram
+	t_expect_eq ro-backing-unchanged "$r1" \
+		"$(dd if=$ram bs=64k count=16 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+	losetup.stock -d "$up"
+fi
+if lower=$(lower4k) && up=$(losetup.stock -f --show "$lower"); then
+	blockdev --setro "$lower"
+	t_expect_fail ro-backing-page-cache-write-refused '' \
+		dd if=/tmp/r2 of="$up" bs=64k count=16 conv=fsync
+	blockdev --setrw "$lower"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
+fi
+
+# The request's REQ_SYNC and I/O priority reach the backing device: direct
+# writes are REQ_SYNC (rwbs "WS" on brd's bios; submit_bio_wait() sets it
+# on every bio anyway), and ionice's class and level show on the requests
+# of a loop below (6.12's block_rq tracepoints carry the ioprio; 6.1's do
+# not).
+tr=/sys/kernel/tracing
+[ -e $tr/trace ] || mount -t tracefs nodev $tr
+# trace_of EVENT CMD...: the trace lines EVENT printed while CMD ran.
+trace_of() {
+	local ev=$tr/events/block/$1/enable
+	shift
+	echo >$tr/trace
+	echo 1 >"$ev"
+	"$@" >/dev/null 2>&1
+	echo 0 >"$ev"
+	grep -v '^#' $tr/trace
+}
+if up=$(losetup.stock -f --show $ram); then
+	trace_of block_bio_queue dd if=/tmp/r1 of="$up" bs=64k count=4 oflag=direct >/tmp/trace
+	t_check req-sync-writes grep -q ' 1,0 W' /tmp/trace
+	t_check req-sync-passed sh -c "! grep ' 1,0 W' /tmp/trace | grep -v ' 1,0 WS'"
+	losetup.stock -d "$up"
+fi
+if ! grep -q ioprio $tr/events/block/block_rq_complete/format; then
+	t_skip ioprio-passed "this kernel's block_rq tracepoints carry no ioprio"
+elif lower=$(losetup.stock -f --show /tmp/cfd-b.img) && up=$(losetup.stock -f --show "$lower"); then
+	mm=$(cat "/sys/block/${lower#/dev/}/dev")
+	trace_of block_rq_complete ionice -c 2 -n 6 \
+		dd if=/tmp/r1 of="$up" bs=64k count=4 oflag=direct >/tmp/trace
+	t_check ioprio-writes grep -q " ${mm/:/,} W" /tmp/trace
+	t_check ioprio-passed sh -c "! grep ' ${mm/:/,} W' /tmp/trace | grep -v ' be,0,6 '"
+	losetup.stock -d "$up"
+	losetup.stock -d "$lower"
 fi

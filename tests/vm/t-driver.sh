@@ -5,6 +5,8 @@
 #   bsize        losetup -b 4096, and LOOP_SET_BLOCK_SIZE (bad sizes refused)
 #   dio          --direct-io=on on a file in ext4 (tmpfs has no O_DIRECT):
 #                sysfs dio is 1 and data round-trips; on tmpfs it is refused
+#   dio-4k       --direct-io=on on an ext4 with 4096-byte sectors: a
+#                4096-byte loop with direct I/O, as the stock driver
 #   capacity     losetup -c after the file grew
 #   detach-all   losetup -D
 #   control      LOOP_CTL_ADD and LOOP_CTL_REMOVE (a bound one is refused)
@@ -86,6 +88,31 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 	fi
 	umount /mnt/e
 	losetup.stock -d "$outer"
+fi
+# --direct-io=on on a file system with 4096-byte sectors (an ext4 on a
+# loop with -b 4096): as the stock driver, the loop takes the file
+# system's 4096-byte sectors and does direct I/O, instead of 512-byte I/O
+# that O_DIRECT refuses there.
+t_zerofile "$work/fs4k.img" 64M
+if low=$(losetup.stock -b 4096 -f --show "$work/fs4k.img") &&
+   t_run_quiet mkfs.ext4 -q "$low" && mount "$low" /mnt/e; then
+	t_randfile /mnt/e/inner.img 4M
+	if dev=$(losetup.stock --direct-io=on -f --show /mnt/e/inner.img); then
+		t_expect_eq dio-4k-bsize 4096 "$(sysfs "$dev" queue/logical_block_size)"
+		t_expect_eq dio-4k-on 1 "$(sysfs "$dev" loop/dio)"
+		t_expect_eq dio-4k-read "$(t_sha256 /mnt/e/inner.img)" "$(t_sha256 "$dev")"
+		t_randfile "$work/patch" 1M
+		dd if="$work/patch" of="$dev" bs=64k conv=fsync 2>/dev/null
+		t_expect_eq dio-4k-write "$(t_sha256 "$work/patch")" \
+			"$(head -c $((1 << 20)) /mnt/e/inner.img | sha256sum | cut -d' ' -f1)"
+		losetup.stock -d "$dev"
+	else
+		t_fail dio-4k "losetup --direct-io=on failed on an ext4 with 4096-byte sectors"
+	fi
+	umount /mnt/e
+	losetup.stock -d "$low"
+else
+	t_fail dio-4k "no ext4 on a loop with 4096-byte blocks"
 fi
 # tmpfs has O_DIRECT from 6.6 on.  Without it LOOP_SET_DIRECT_IO says
 # EINVAL and losetup gives up and detaches, as with the stock driver.
