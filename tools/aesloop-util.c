@@ -939,8 +939,10 @@ static void list_opener(struct aesloop_openers *op, int procfd, const char *pid)
 	if (fd >= 0) {
 		n = read(fd, comm, sizeof(comm) - 1);
 		close(fd);
-		comm[n > 0 ? n : 0] = '\0';
-		comm[strcspn(comm, "\n")] = '\0';
+		if (n > 0) {
+			comm[n] = '\0';
+			comm[strcspn(comm, "\n")] = '\0';
+		}
 	}
 	/* A process names itself: no terminal control bytes from it. */
 	for (i = 0; comm[i]; i++)
