@@ -782,8 +782,10 @@ int aesloop_fstab_swap_loop(const char *fstab, const char *source,
  * open elsewhere (and not claimed by a mount, swap or device mapper, which
  * gives EBUSY) returns 0, as with the stock driver; aesloop then lets no
  * new opener in (open gives ENXIO), and the last close unbinds the device
- * and wipes its key.  The binding, and with it /sys/dev/block/M:m/loop/,
- * stays until then.  losetup -d says so, and who holds the device.
+ * and wipes its key.  The binding stays until then, seen in sysfs as a
+ * size that is not 0 (aesloop takes the "loop" group away at once, so
+ * that util-linux and systemd count the device as detached; the stock
+ * driver keeps it).  losetup -d says so, and who holds the device.
  */
 
 /* Whole disk and partitions: DISK_MAX_PARTS. */
@@ -1046,14 +1048,31 @@ int aesloop_detach_message(char *buf, size_t len, const char *dev,
 			"");
 }
 
-/* Is the device of @sysdir bound?  Its "loop" group lasts as the binding. */
+/*
+ * Is the device of @sysdir still bound?  It has a "loop" group (the stock
+ * driver until the unbind), or a size (aesloop keeps the capacity until the
+ * unbind, which sets it to 0).  A bound empty file is not seen.
+ */
 static int loop_bound(const char *sysdir)
 {
-	char path[64];
+	char path[64], buf[32];
 	struct stat st;
+	ssize_t n;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/loop", sysdir);
-	return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode))
+		return 1;
+	snprintf(path, sizeof(path), "%s/size", sysdir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	return strtoull(buf, NULL, 10) != 0;
 }
 
 /**
@@ -1064,7 +1083,8 @@ static int loop_bound(const char *sysdir)
  *           own descriptor of @dev; 1 when opening @dev failed with ENXIO,
  *           which a bound aesloop device gives once a detach was asked for
  *
- * If @dev is still bound (sysfs), its openers are looked for and one line
+ * If @dev is still bound (sysfs: its "loop" group, or a size that is not
+ * 0), its openers are looked for and one line
  * goes to stderr, "PROG: " and aesloop_detach_message(); nothing is said
  * when the last opener closed it meanwhile.  The exit status of a detach
  * is not changed by it: LOOP_CLR_FD succeeded, and scripts and systemd
