@@ -50,6 +50,9 @@ for arg in "$@"; do
 done
 ul_series "$series" || die "unknown util-linux series '$series' (known: $(ul_series_names))"
 build=${build:-$top/$ul_build_name}
+[ -d "$build" ] || die "$build: no such folder"
+# Absolute: diff runs in a temporary folder, through links to the trees.
+build=$(cd "$build" && pwd)
 work=$build/$ul_work_name
 patch_file=$top/patches/$ul_patch
 [ -f "$patch_file" ] || die "$patch_file: no such patch (its description at least)"

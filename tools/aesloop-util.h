@@ -3,8 +3,9 @@
  * aesloop-util.h - what the patched util-linux losetup, mount and swapon
  * share for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7): the
  * loop-AES option set and its sources (command line, fstab, mount options),
- * the key setup run from it (tools/keysetup.c), the multi-key ioctl, and
- * the status line of loop-AES's `losetup -a`.
+ * the key setup run from it (tools/keysetup.c), the multi-key ioctl, the
+ * status line of loop-AES's `losetup -a`, and what `losetup -d` says about
+ * a detach that waits for other openers.
  *
  * Like keysetup.h, this header needs only <stddef.h> and <stdint.h>, so
  * that util-linux sources can include it next to their own loopdev.h.
@@ -90,6 +91,33 @@ int aesloop_swap_prepare(const char *source, const char *optstr,
 int aesloop_detach_encrypted(const char *dev);
 int aesloop_fstab_swap_loop(const char *fstab, const char *source,
 			    char *loopdev, size_t len);
+
+/* How many openers aesloop_find_openers() names in its list. */
+#define AESLOOP_OPENERS_LISTED	4
+
+/**
+ * struct aesloop_openers - the processes that hold a block device open
+ * @nproc:      how many were found with the device or one of its
+ *              partitions open (each process counted once)
+ * @unreadable: how many processes' descriptors could not be read (another
+ *              user's, without privilege): @nproc may be short by these
+ * @list:       "comm[pid]" of the first AESLOOP_OPENERS_LISTED found,
+ *              ", "-separated, then ", ..." when there are more; bytes of
+ *              a comm that are not printable ASCII are shown as '?'
+ */
+struct aesloop_openers {
+	unsigned int nproc;
+	unsigned int unreadable;
+	char list[AESLOOP_OPENERS_LISTED * 32 + 8];
+};
+
+int aesloop_loop_keyed(int fd);
+int aesloop_find_openers(const char *proc, const char *sysdir,
+			 struct aesloop_openers *op);
+int aesloop_detach_message(char *buf, size_t len, const char *dev,
+			   const struct aesloop_openers *op, int keyed,
+			   int pending);
+int aesloop_detach_notice(const char *dev, int keyed, int pending);
 
 int aesloop_argv_has(int argc, char *const argv[], const char *short_with_arg,
 		     const char *find_short, const char *const find_long[]);

@@ -477,6 +477,20 @@ expect_refusal refuse-pass-fd-without-encryption 'require --encryption' "$tmp/pa
 expect_refusal refuse-encryption-with-list 'allowed during loop device setup only' "$tmp/pass.long" \
 	-e AES128 -p 0 -a
 
+# -d: the key type is asked (LOOP_GET_STATUS64) before LOOP_CLR_FD, and a
+# detach that leaves nothing bound says nothing more.  The notice of a
+# detach deferred to the last close needs a bound block device, its sysfs
+# and /proc: tests/vm/t-keys.sh (held-*) checks it.
+run_losetup configure /dev/null -d "$dev"
+if [ "$rc" -ne 0 ] && grep -q 'failed to use device' "$tmp/err"; then
+	skip detach-status-first "this util-linux refuses -d of a regular file (is_loopdev)"
+elif [ "$rc" -eq 0 ] && [ ! -s "$tmp/err" ] &&
+     [ "$(grep '^LOOP' "$log" | tr '\n' ';')" = 'LOOP_OTHER 0x4c05;LOOP_CLR_FD;' ]; then
+	pass detach-status-first
+else
+	fail detach-status-first "losetup -d (exit $rc): '$(head -c 300 "$tmp/err")', shim log: $(tr '\n' ';' <"$log")"
+fi
+
 # No terminal and no --pass-fd: a clear error, nothing touched.
 if command -v setsid >/dev/null; then
 	: >"$log"

@@ -10,14 +10,27 @@
  *  argv-*     the look-ahead that decides what losetup's -P means
  *  fstab-*    losetup -F: the line with loop=DEV, none, two
  *  offset-*   "@N" and "N"
+ *  openers-*  the /proc scan behind losetup -d's notice of a detach that
+ *             waits for other openers, on a fake /proc and sysfs: a device
+ *             open by several processes, through a partition, twice in one
+ *             process, a comm with control bytes, other devices and nodes
+ *             outside a dev directory not counted, the list cut after
+ *             AESLOOP_OPENERS_LISTED, descriptors another user may not
+ *             read counted as unreadable
+ *  notice-*   the notice's wording: names, "at least", none found, the
+ *             key, a detach already asked for
  *
  * Prints PASS/FAIL lines (tests/host/testutil.h); exits 1 if anything failed.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
 
 #include <linux/loop.h>
 
@@ -220,6 +233,188 @@ static void test_offset(void)
 	t_result(iv_free == 0 && !strcmp(n, "4096"), "offset-plain", "'%s' %d", n, iv_free);
 }
 
+/* Write @text to @root/@path, making its directories. */
+static int put(const char *root, const char *path, const char *text)
+{
+	char full[512], *p;
+	FILE *f;
+
+	snprintf(full, sizeof(full), "%s/%s", root, path);
+	for (p = full + strlen(root) + 1; (p = strchr(p, '/')) != NULL; p++) {
+		*p = '\0';
+		mkdir(full, 0755);
+		*p = '/';
+	}
+	if (!text)
+		return mkdir(full, 0755) && errno != EEXIST ? -1 : 0;
+	f = fopen(full, "w");
+	if (!f)
+		return -1;
+	fputs(text, f);
+	return fclose(f);
+}
+
+/* A fake process @pid of @comm with descriptor @fd linked to @target. */
+static int fake_fd(const char *root, unsigned int pid, const char *comm,
+		   unsigned int fd, const char *target)
+{
+	char path[512];
+
+	snprintf(path, sizeof(path), "proc/%u/comm", pid);
+	if (put(root, path, comm))
+		return -1;
+	snprintf(path, sizeof(path), "proc/%u/fd", pid);
+	if (put(root, path, NULL))
+		return -1;
+	snprintf(path, sizeof(path), "%s/proc/%u/fd/%u", root, pid, fd);
+	return symlink(target, path);
+}
+
+static int count_of(const char *s, const char *sub)
+{
+	int n = 0;
+
+	for (; (s = strstr(s, sub)) != NULL; s += strlen(sub))
+		n++;
+	return n;
+}
+
+/*
+ * The nodes are made with mknod and never opened (stat() only), so no
+ * device of the host is touched; the numbers are of no device there.
+ */
+static void test_openers(void)
+{
+	char root[] = "/tmp/test_aesloop_openers.XXXXXX", proc[600], sys[600];
+	char node[600], part[600], other[600], outside[600], cmd[700];
+	struct aesloop_openers op;
+	int rc, ok;
+
+	if (!mkdtemp(root)) {
+		t_result(0, "openers-setup", "mkdtemp: %s", strerror(errno));
+		return;
+	}
+	snprintf(proc, sizeof(proc), "%s/proc", root);
+	snprintf(sys, sizeof(sys), "%s/sys/7:250", root);
+	snprintf(node, sizeof(node), "%s/dev/loop250", root);
+	snprintf(part, sizeof(part), "%s/dev/loop250p1", root);
+	snprintf(other, sizeof(other), "%s/dev/loop251", root);
+	snprintf(outside, sizeof(outside), "%s/nodes/loop250", root);
+	put(root, "dev", NULL);
+	put(root, "nodes", NULL);
+	if (mknod(node, S_IFBLK | 0600, makedev(7, 250)) ||
+	    mknod(part, S_IFBLK | 0600, makedev(259, 250)) ||
+	    mknod(other, S_IFBLK | 0600, makedev(7, 251)) ||
+	    mknod(outside, S_IFBLK | 0600, makedev(7, 250))) {
+		printf("SKIP openers: mknod: %s (needs root)\n", strerror(errno));
+		goto out;
+	}
+	ok = !put(root, "sys/7:250/dev", "7:250\n") &&
+	     !put(root, "sys/7:250/loop/backing_file", "/tmp/img\n") &&
+	     !put(root, "sys/7:250/queue/dev", "1:1\n") &&	/* no "partition" */
+	     !put(root, "sys/7:250/loop250p1/dev", "259:250\n") &&
+	     !put(root, "sys/7:250/loop250p1/partition", "1\n") &&
+	     !fake_fd(root, 100, "bash\n", 0, "/dev/null") &&
+	     !fake_fd(root, 100, "bash\n", 7, node) &&
+	     !fake_fd(root, 100, "bash\n", 8, node) &&
+	     !fake_fd(root, 200, "cat\n", 3, part) &&
+	     !fake_fd(root, 300, "blkid\n", 3, other) &&
+	     !fake_fd(root, 400, "hidden\n", 3, outside) &&
+	     !fake_fd(root, 700, "evil\033[2J\n", 5, node) &&
+	     !put(root, "proc/500", NULL) &&		/* gone: no fd/ */
+	     !put(root, "proc/self/fd", NULL) &&
+	     !put(root, "proc/sys", NULL);
+	if (!ok) {
+		t_result(0, "openers-setup", "cannot build the fake tree in %s", root);
+		goto out;
+	}
+
+	rc = aesloop_find_openers(proc, sys, &op);
+	t_result(rc == 3 && op.nproc == 3 && op.unreadable == 0 &&
+		 count_of(op.list, "bash[100]") == 1 && strstr(op.list, "cat[200]") &&
+		 strstr(op.list, "evil?[2J[700]") && count_of(op.list, ", ") == 2,
+		 "openers-found", "rc %d, %u processes: '%s'", rc, op.nproc, op.list);
+	t_result(!strstr(op.list, "blkid") && !strstr(op.list, "hidden"),
+		 "openers-others-not-counted", "'%s'", op.list);
+
+	/* More than AESLOOP_OPENERS_LISTED: counted, the list cut. */
+	ok = !fake_fd(root, 801, "a\n", 3, node) && !fake_fd(root, 802, "b\n", 3, node) &&
+	     !fake_fd(root, 803, "c\n", 3, part);
+	rc = aesloop_find_openers(proc, sys, &op);
+	t_result(ok && rc == 6 && count_of(op.list, "[") == AESLOOP_OPENERS_LISTED + 1 &&
+		 strlen(op.list) > 5 && !strcmp(op.list + strlen(op.list) - 5, ", ..."),
+		 "openers-list-cut", "rc %d: '%s'", rc, op.list);
+
+	rc = aesloop_find_openers(proc, root, &op);
+	t_result(rc == -ENODEV && op.nproc == 0, "openers-no-sysfs-dev", "rc %d", rc);
+	snprintf(cmd, sizeof(cmd), "%s/none", root);
+	rc = aesloop_find_openers(cmd, sys, &op);
+	t_result(rc == -ENOENT, "openers-no-proc", "rc %d", rc);
+
+	/* Descriptors another user may not read: counted as unreadable. */
+	ok = !fake_fd(root, 900, "secret\n", 3, node);
+	snprintf(cmd, sizeof(cmd), "%s/900/fd", proc);
+	if (ok && !chmod(cmd, 0700) && !chmod(root, 0755)) {
+		pid_t pid = fork();
+		int status = -1;
+
+		if (pid == 0) {
+			if (setgid(65534) || setuid(65534))
+				_exit(2);
+			rc = aesloop_find_openers(proc, sys, &op);
+			_exit(op.unreadable == 1 && rc == 6 &&
+			      !strstr(op.list, "secret") ? 0 : 1);
+		}
+		if (pid > 0)
+			waitpid(pid, &status, 0);
+		t_result(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+			 "openers-unreadable-counted", "child status %#x", status);
+	} else {
+		t_result(0, "openers-unreadable-counted", "cannot set up %s", cmd);
+	}
+out:
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	if (system(cmd))
+		printf("FAIL openers-cleanup: %s left behind\n", root);
+}
+
+static void check_notice(const char *name, unsigned int nproc,
+			 unsigned int unreadable, const char *list, int keyed,
+			 int pending, const char *want)
+{
+	struct aesloop_openers op;
+	char buf[512];
+
+	memset(&op, 0, sizeof(op));
+	op.nproc = nproc;
+	op.unreadable = unreadable;
+	snprintf(op.list, sizeof(op.list), "%s", list);
+	aesloop_detach_message(buf, sizeof(buf), "/dev/loop0", &op, keyed, pending);
+	t_result(!strcmp(buf, want), name, "got '%s', expected '%s'", buf, want);
+}
+
+static void test_notice(void)
+{
+	check_notice("notice-keyed-two", 2, 0, "udevd[312], cat[4021]", 1, 0,
+		     "/dev/loop0: still open by 2 processes (udevd[312], cat[4021]); "
+		     "it is detached at the last close, and its key stays loaded until then");
+	check_notice("notice-plain-one", 1, 0, "bash[7]", 0, 0,
+		     "/dev/loop0: still open by 1 process (bash[7]); it is detached at the last close");
+	check_notice("notice-at-least", 1, 3, "bash[7]", 0, 0,
+		     "/dev/loop0: still open by at least 1 process (bash[7]); it is detached at the last close");
+	check_notice("notice-none-found", 0, 0, "", 1, 0,
+		     "/dev/loop0: still open elsewhere (no process visible here holds it); "
+		     "it is detached at the last close, and its key stays loaded until then");
+	check_notice("notice-pending", 1, 0, "bash[7]", -1, 1,
+		     "/dev/loop0: detach already asked for: still open by 1 process (bash[7]); "
+		     "it is detached at the last close, and its key (if it has one) stays loaded until then");
+	/* Not a block device: nothing said, errno kept. */
+	errno = EXDEV;
+	t_result(aesloop_detach_notice("/dev/null", 1, 0) == 0 && errno == EXDEV,
+		 "notice-not-block", "said something for /dev/null, or changed errno");
+	t_result(aesloop_loop_keyed(-1) == -1, "keyed-no-fd", "not -1");
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -228,5 +423,7 @@ int main(void)
 	test_argv();
 	test_fstab();
 	test_offset();
+	test_openers();
+	test_notice();
 	return t_failures ? 1 : 0;
 }

@@ -21,6 +21,14 @@
 #   fstab-F     -F takes the options from an fstab line with loop=
 #   refuse-*    a 63-line key file, a truncated one, a wrong gpg passphrase:
 #               an error and no device left attached
+#   held-*      losetup -d (and -D) of a device still open elsewhere (issue
+#               10 item 6): exit 0, a notice naming the holders (the test
+#               shell, a child) and that the key stays loaded, no new opener,
+#               the old one reads on, unbound at the last close; asked again:
+#               "already asked for", exit 0; -D passes it by; a plain device
+#               held through a partition, detached by -D: the notice without
+#               the key
+#   idle-*      losetup -d of a device nobody holds: nothing more said
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -261,4 +269,90 @@ if LIBMOUNT_FSTAB=$work/fstab losetup -F "$dev"; then
 	t_expect_eq fstab-F-vector "$(want_of aes128-v3-keys65)" "${got%% *}"
 else
 	t_fail fstab-F "losetup -F $dev failed"
+fi
+
+# losetup -d of a device open elsewhere (issue 10 item 6): LOOP_CLR_FD
+# returns 0 and the detach waits for the last close; losetup says so, with
+# who holds it, and exits 0 (the stock contract).  losetup runs with fd 7
+# closed (7<&-), so that only the test shell holds the device.
+comm=$(cat "/proc/$$/comm")
+me="${comm}[$$]"
+# detach NAME LOSETUP-ARGS...: losetup, its exit status checked to be 0;
+# its stderr in $err.
+detach() {
+	local name=$1 rc=0
+	shift
+	losetup "$@" 7<&- 2>"$work/err" || rc=$?
+	err=$(cat "$work/err")
+	t_expect_eq "$name-exit-0" 0 "$rc"
+}
+# Bound: a size (aesloop drops the sysfs "loop" group at the detach).
+bound() { [ "$(cat "/sys/block/${1#/dev/}/size")" != 0 ]; }
+kept="; it is detached at the last close, and its key stays loaded until then"
+img=$work/held.img
+t_zerofile "$img" 1M
+if dev=$(losetup -e AES128 -p 0 -f --show "$img" <"$work/pass"); then
+	dd if="$vectors/plain64.img" of="$dev" bs=32768 conv=fsync 2>/dev/null
+	exec 7<"$dev"
+	detach held-detach -d "$dev"
+	t_expect_eq held-notice "losetup: $dev: still open by 1 process ($me)$kept" "$err"
+	t_check held-still-bound bound "$dev"
+	t_expect_fail held-no-new-opener 'No such device or address' head -c 512 "$dev"
+	t_expect_eq held-reads-through-fd "$plain_sum" "$(head -c 32768 <&7 | sha256sum | cut -d' ' -f1)"
+	# Asked again: under way already, the same answer and exit 0, as a
+	# second LOOP_CLR_FD gets from the stock driver.
+	detach held-detach-again -d "$dev"
+	t_expect_eq held-notice-again "losetup: $dev: detach already asked for: still open by 1 process ($me); it is detached at the last close, and its key (if it has one) stays loaded until then" "$err"
+	# A second holder, a child that inherited fd 7 (at fork, so no race).
+	sleep 600 &
+	holder=$!
+	detach held-two -d "$dev"
+	case "$err" in
+	"losetup: $dev: detach already asked for: still open by 2 processes ($me, "*"[$holder])"*)
+		t_pass held-two-listed ;;
+	*) t_fail held-two-listed "losetup -d said '$err'" ;;
+	esac
+	kill "$holder"
+	wait "$holder" 2>/dev/null
+	t_check held-bound-while-one-left bound "$dev"
+	# -D: the device is no longer listed (detached, for util-linux).
+	detach held-detach-all -D
+	t_expect_eq held-detach-all-passes-by "" "$err"
+	exec 7<&-
+	if bound "$dev"; then
+		t_fail held-unbound-at-last-close "$dev is still bound after the last close"
+	else
+		t_pass held-unbound-at-last-close
+	fi
+	t_check held-reopens head -c 512 "$dev"
+else
+	t_fail held-detach "losetup -e AES128 -p 0 failed"
+fi
+# A plain device held through a partition, detached by -D: the notice, with
+# no key in it.
+img=$work/parts.img
+t_zerofile "$img" 4M
+printf 'label: dos\n2048,4096,83\n' | sfdisk -q "$img" >/dev/null
+if dev=$(losetup -P -f --show "$img") && [ -b "${dev}p1" ]; then
+	exec 7<"${dev}p1"
+	detach held-part-detach-all -D
+	t_expect_eq held-part-notice "losetup: $dev: still open by 1 process ($me); it is detached at the last close" "$err"
+	exec 7<&-
+	if bound "$dev"; then
+		t_fail held-part-unbound "$dev is still bound after the last close"
+	else
+		t_pass held-part-unbound
+	fi
+else
+	t_fail held-part "losetup -P of a partitioned image gave no ${dev:-device}p1"
+fi
+# Open by nobody else: detached at once, nothing more said.
+if dev=$(losetup -e AES128 -p 0 -f --show "$work/held.img" <"$work/pass"); then
+	detach idle-detach -d "$dev"
+	t_expect_eq idle-says-nothing "" "$err"
+	if bound "$dev"; then
+		t_fail idle-unbound "$dev is still bound after losetup -d"
+	else
+		t_pass idle-unbound
+	fi
 fi

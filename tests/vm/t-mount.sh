@@ -13,7 +13,9 @@
 #   swap-*      an fstab swap line with loop=, encryption=, phash=random:
 #               swapon -a sets the loop up (65 keys, multi-key-v3) and runs
 #               mkswap, swapoff -a (or swapoff SOURCE) detaches it; fresh
-#               keys at the next swapon; swapon -o on the command line
+#               keys at the next swapon; swapon -o on the command line;
+#               swapoff of one still open elsewhere: exit 0, a notice, the
+#               detach at the last close
 #   refuse-*    bad key data or options: mount fails, nothing left attached
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
@@ -190,6 +192,19 @@ if t_check swap-on-cmdline "$bin/swapon" -o "loop=$loop,encryption=AES256,phash=
 	t_check swap-cmdline-active grep -q "^$loop " /proc/swaps
 	t_check swap-cmdline-off "$bin/swapoff" "$loop"
 	nothing_attached "$img" swap-cmdline-detaches
+fi
+# swapoff of an encrypted swap loop that is still open elsewhere (issue 10
+# item 6): exit 0, the notice of losetup -d, detached at the last close.
+loop=$(losetup.stock -f)
+if t_check swap-held-on "$bin/swapon" -o "loop=$loop,encryption=AES128,phash=random" "$img"; then
+	exec 7<"$loop"
+	rc=0
+	"$bin/swapoff" "$loop" 7<&- 2>"$work/err" || rc=$?
+	t_expect_eq swap-held-off-exit-0 0 "$rc"
+	t_expect_eq swap-held-notice "swapoff: $loop: still open by 1 process ($(cat "/proc/$$/comm")[$$]); it is detached at the last close, and its key stays loaded until then" "$(cat "$work/err")"
+	t_check swap-held-still-bound test "$(cat "/sys/block/${loop#/dev/}/size")" != 0
+	exec 7<&-
+	nothing_attached "$img" swap-held-detached-at-last-close
 fi
 
 # Refusals: nothing attached afterwards.
