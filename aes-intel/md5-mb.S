@@ -68,9 +68,6 @@
 	.quad		8, 9, 10, 11, 12, 13, 14, 15
 .Lones:
 	.long		-1, -1, -1, -1, -1, -1, -1, -1
-/* the last block's bytes 32..47 are data, 48..63 are not */
-.Lhalf_mask:
-	.long		-1, -1, -1, -1, 0, 0, 0, 0
 .Lmask24:
 	.long		0x00ffffff
 .Ltop_bit:
@@ -605,54 +602,59 @@ SYM_FUNC_END(aesloop_md5_iv_avx512)
 	.set		OFFS2, 1408		/* 16 lane offsets */
 	.set		MD5_FRAME2, 1536
 
-/* 8 rows (half a block of lanes 8c ..) into ymm8..15 */
+/*
+ * 8 rows (half a block of lanes 8c ..) into ymm8..15; @masked: the last
+ * block, whose bytes 32..47 only are data, loaded as 16 bytes with the
+ * upper lane zeroed.  Not a masked 32-byte load: those bytes may end a
+ * page, and QEMU's TCG faults on a masked-out element in the next one.
+ */
 .macro	_load_rows2	chain, disp, masked
 	.set		OFFSC, OFFS2 + 64 * \chain
 	mov		OFFSC+8*0(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm8
+	vmovdqu		\disp(BLK,OFF), %xmm8
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm8
 .endif
 	mov		OFFSC+8*1(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm9
+	vmovdqu		\disp(BLK,OFF), %xmm9
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm9
 .endif
 	mov		OFFSC+8*2(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm10
+	vmovdqu		\disp(BLK,OFF), %xmm10
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm10
 .endif
 	mov		OFFSC+8*3(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm11
+	vmovdqu		\disp(BLK,OFF), %xmm11
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm11
 .endif
 	mov		OFFSC+8*4(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm12
+	vmovdqu		\disp(BLK,OFF), %xmm12
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm12
 .endif
 	mov		OFFSC+8*5(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm13
+	vmovdqu		\disp(BLK,OFF), %xmm13
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm13
 .endif
 	mov		OFFSC+8*6(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm14
+	vmovdqu		\disp(BLK,OFF), %xmm14
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm14
 .endif
 	mov		OFFSC+8*7(%rsp), OFF
 .if \masked
-	vpmaskmovd	\disp(BLK,OFF), %ymm0, %ymm15
+	vmovdqu		\disp(BLK,OFF), %xmm15
 .else
 	vmovdqu		\disp(BLK,OFF), %ymm15
 .endif
@@ -704,7 +706,6 @@ SYM_FUNC_END(aesloop_md5_iv_avx512)
 	jmp		.Lhave_m\@
 .Llast_rows\@:
 	/* last block: bytes 32..47 of it only, then the sector words */
-	vmovdqa		.Lhalf_mask(%rip), %ymm0
 	_load_rows2	\chain, 32, 1
 	_transpose8	\chain, 8
 	vmovdqa		SW2+64*\chain(%rsp), %ymm0
