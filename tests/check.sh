@@ -50,7 +50,7 @@ step() {
 # busy machine makes a run slow, not failed.
 vm_limit() {
 	case "$1" in
-	t-driver | t-bdev | t-keys | t-mount) echo 1200 ;;
+	t-driver | t-bdev | t-keys | t-mount | t-swap) echo 1200 ;;
 	t-callers | t-abuse | t-crypt | t-multikey) echo 600 ;;
 	*) echo 300 ;;
 	esac
@@ -153,7 +153,7 @@ for kser in ${KSERIES:-6.1 6.12}; do
 	vm_results -k "$kver" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
 	# Swap on an encrypted device-backed loop in a 256 MiB guest that
 	# dirties more than it has (about 3.5 minutes).
-	vm_results -k "$kver" -M 256 -d 512 -t 900 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
+	vm_results -k "$kver" -M 256 -d 512 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
 	# The I/O suites again with parallel workers; small bounce sets make
 	# device-backed writes span several bios.
 	for t in t-driver t-bdev; do
