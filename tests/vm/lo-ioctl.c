@@ -48,7 +48,8 @@
  *                                       key sizes and bad pointers; FILE is
  *                                       the only backing file it binds
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
- *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -r (open the file read-only)
+ *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -i LO_INIT0
+ *       -r (open the file read-only)
  *
  * On failure it prints "lo-ioctl: IOCTL: ERRNAME (message)" and exits 1.
  */
@@ -101,7 +102,7 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 	const char *hex;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:s:k:o:l:f:n:b:r")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:k:o:l:f:n:b:i:r")) != -1) {
 		*any = 1;
 		switch (c) {
 		case 't':
@@ -129,6 +130,9 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 			break;
 		case 'b':
 			cfg->block_size = strtoul(optarg, NULL, 0);
+			break;
+		case 'i':
+			info->lo_init[0] = strtoull(optarg, NULL, 0);
 			break;
 		case 'r':
 			*ro = 1;
@@ -519,6 +523,7 @@ int main(int argc, char **argv)
 		       info.lo_encrypt_type, info.lo_encrypt_key_size);
 		printf("file_name=%.64s\ncrypt_name=%.64s\n",
 		       (char *)info.lo_file_name, (char *)info.lo_crypt_name);
+		printf("init=%llu\n", (unsigned long long)info.lo_init[0]);
 		put_hex("encrypt_key", info.lo_encrypt_key, LO_KEY_SIZE);
 		return 0;
 	}

@@ -29,6 +29,7 @@
 #   stale-part-*    a partition of one binding never reads the next one's file
 #   offset-change-*, change-fd-*  after a new offset or backing file, no read
 #                   comes from a page of the old one, mapped pages included
+#   media-change-*  a new disk sequence number at bind, change-fd and unbind
 #   short-read-zeros, enospc-is-eio, write-zeroes-*  reads past a shrunk
 #                   file are zeros on an encrypted loop too; backing errors
 #                   other than EOPNOTSUPP are EIO; a file without ZERO_RANGE
@@ -124,8 +125,10 @@ roundtrip single 0 -e AES128 -p 3
 roundtrip v2 0 -e AES256 -P "$keys64"
 roundtrip v3 0 -e AES128 -P "$keys65"
 
-# 65 random key slots, as hex lines, for LOOP_MULTI_KEY_SETUP_V3.
+# 65 random key slots, as hex lines, for LOOP_MULTI_KEY_SETUP_V3; the
+# first 64 for LOOP_MULTI_KEY_SETUP.
 head -c $((65 * 32)) /dev/urandom | od -An -v -tx1 -w32 | tr -d ' ' >"$work/slots65.hex"
+head -n 64 "$work/slots65.hex" >"$work/slots64.hex"
 
 # As a user without CAP_SYS_ADMIN who set the key himself (the device node
 # handed to him, as udisks does for a desktop user).
@@ -137,15 +140,16 @@ nonroot_setup() { # NAME FILE: bound by root, keyed by uid 1000
 			-k 00112233445566778899aabbccddeeff -n AES128 &&
 		echo "$dev"
 }
-for kind in single v3; do
+for kind in single v2 v3; do
 	t_zerofile "$work/user-$kind.img" 4M
 	if ! dev=$(nonroot_setup "$kind" "$work/user-$kind.img"); then
 		t_fail "roundtrip-user-$kind" "could not key a device as uid 1000"
 		continue
 	fi
-	if [ "$kind" = v3 ]; then
-		t_check roundtrip-user-v3-multi "$lo_ioctl" as 1000 multi "$dev" "$work/slots65.hex"
-	fi
+	case "$kind" in
+	v2) t_check roundtrip-user-v2-multi "$lo_ioctl" as 1000 multi "$dev" "$work/slots64.hex" ;;
+	v3) t_check roundtrip-user-v3-multi "$lo_ioctl" as 1000 multi "$dev" "$work/slots65.hex" ;;
+	esac
 	exec 8<"$dev"
 	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
 	before=$(fresh_sha "$dev")
@@ -168,6 +172,17 @@ done
 t_zerofile "$work/rekey.img" 4M
 if dev=$(losetup -e AES128 -p 3 -f --show "$work/rekey.img" 3<<<"$pass"); then
 	t_check status-no-key sh -c "'$lo_ioctl' status $dev | grep -qx 'encrypt_key=0*'"
+	# lo_init as loop-AES shows it: to CAP_SYS_ADMIN only.
+	t_zerofile "$work/init.img" 1M
+	idev=/dev/loop$("$lo_ioctl" get-free)
+	if "$lo_ioctl" set-fd "$idev" "$work/init.img" -t 16 -s 16 -k 0011 -i 77; then
+		chmod 666 "$idev"
+		t_check status-init-root sh -c "'$lo_ioctl' status $idev | grep -qx init=77"
+		t_check status-init-user-zero sh -c "'$lo_ioctl' as 1000 status $idev | grep -qx init=0"
+		"$lo_ioctl" clr "$idev"
+	else
+		t_fail status-init "could not key $idev with lo_init"
+	fi
 	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
 	before=$(fresh_sha "$dev")
 	t_expect_fail rekey-refused-other-key EBUSY \
@@ -313,6 +328,23 @@ if dev=$(losetup.stock -r -f --show "$work/halves.img"); then
 	t_expect_eq change-fd-reads-new "$(t_sha256 "$work/other-half.img")" "$(t_sha256 "$dev")"
 	exec 9<&-
 	losetup.stock -d "$dev"
+fi
+
+# --- a media change at bind, LOOP_CHANGE_FD and unbind -----------------------------
+# Each gives the device a new disk sequence number, as stock: systemd and
+# udev tell one medium from the next by it.
+n=$("$lo_ioctl" get-free)
+dev=/dev/loop$n
+seq0=$(sysfs "$dev" diskseq)
+if losetup.stock -r "$dev" "$work/halves.img"; then
+	seq1=$(sysfs "$dev" diskseq)
+	t_check "media-change-bind-$seq0-$seq1" test "$seq1" -gt "$seq0"
+	"$lo_ioctl" change-fd "$dev" "$work/other-half.img"
+	seq2=$(sysfs "$dev" diskseq)
+	t_check "media-change-change-fd-$seq1-$seq2" test "$seq2" -gt "$seq1"
+	losetup.stock -d "$dev"
+	seq3=$(sysfs "$dev" diskseq)
+	t_check "media-change-unbind-$seq2-$seq3" test "$seq3" -gt "$seq2"
 fi
 
 # --- errors as the stock driver gives them ---------------------------------------
