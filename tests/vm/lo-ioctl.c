@@ -230,6 +230,27 @@ static int ctl_race(int index, long rounds)
 	return bad ? 1 : 0;
 }
 
+/* Runs CMD and waits for it: 0 if it exited 0, 1 if not, -1 if it could not. */
+static int run(char **cmd)
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		fail("fork");
+		return -1;
+	}
+	if (pid == 0) {
+		execvp(cmd[0], cmd);
+		_exit(127);
+	}
+	if (waitpid(pid, &status, 0) < 0) {
+		fail("waitpid");
+		return -1;
+	}
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+}
+
 /*
  * The kernel sends a uevent before the call that caused it returns, so
  * once CMD has exited every event it caused is in the socket: no waiting.
@@ -240,22 +261,15 @@ static int uevents(const char *name, char **cmd)
 	int sock, status, size = 4 << 20;
 	size_t len = strlen(name);
 	static char buf[8192];
-	pid_t pid;
 	ssize_t n;
 
 	sock = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_KOBJECT_UEVENT);
 	if (sock < 0 || bind(sock, (struct sockaddr *)&addr, sizeof(addr)))
 		return fail("uevent socket");
 	setsockopt(sock, SOL_SOCKET, SO_RCVBUFFORCE, &size, sizeof(size));
-	pid = fork();
-	if (pid < 0)
-		return fail("fork");
-	if (pid == 0) {
-		execvp(cmd[0], cmd);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return fail("waitpid");
+	status = run(cmd);
+	if (status < 0)
+		return 1;
 	while ((n = recv(sock, buf, sizeof(buf) - 1, MSG_DONTWAIT)) > 0) {
 		const char *action = NULL, *devname = NULL, *subsys = NULL;
 		char *p;
@@ -279,7 +293,7 @@ static int uevents(const char *name, char **cmd)
 	}
 	if (n < 0 && errno == ENOBUFS)
 		return fail("uevent socket overrun");
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+	if (status) {
 		fprintf(stderr, "lo-ioctl: uevents: %s failed\n", cmd[0]);
 		return 1;
 	}
@@ -291,7 +305,6 @@ static int mmap_run(const char *dev, size_t bytes, char **cmd)
 	volatile const unsigned char *p;
 	unsigned int sum = 0;
 	int fd, status;
-	pid_t pid;
 
 	fd = open(dev, O_RDONLY);
 	if (fd < 0)
@@ -301,18 +314,12 @@ static int mmap_run(const char *dev, size_t bytes, char **cmd)
 		return fail("mmap");
 	for (size_t i = 0; i < bytes; i += 4096)
 		sum += p[i];
-	pid = fork();
-	if (pid < 0)
-		return fail("fork");
-	if (pid == 0) {
-		execvp(cmd[0], cmd);
-		_exit(127);
-	}
-	if (waitpid(pid, &status, 0) < 0)
-		return fail("waitpid");
+	status = run(cmd);
+	if (status < 0)
+		return 1;
 	munmap((void *)p, bytes);
 	close(fd);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+	if (status) {
 		fprintf(stderr, "lo-ioctl: mmap-run: %s failed (sum %u)\n", cmd[0], sum);
 		return 1;
 	}
