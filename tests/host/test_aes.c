@@ -26,23 +26,6 @@
 #define RANDOM_SECTORS	10000
 #define MAX_RUN		16
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	/* xorshift64*: plenty for test data, and repeatable from the seed. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static void rng_fill(unsigned char *p, size_t n)
-{
-	while (n--)
-		*p++ = (unsigned char)(rng_next() >> 56);
-}
-
 static const EVP_CIPHER *evp_cbc(unsigned int key_len)
 {
 	return key_len == 16 ? EVP_aes_128_cbc() :

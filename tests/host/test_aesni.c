@@ -44,22 +44,7 @@
 #define NKEYS		7
 #define GUARD		64	/* bytes checked on each side of an output */
 
-static uint64_t rng_state, seed;
-
-static uint64_t rng_next(void)
-{
-	/* xorshift64*: plenty for test data, and repeatable from the seed. */
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static void rng_fill(unsigned char *p, size_t n)
-{
-	while (n--)
-		*p++ = (unsigned char)(rng_next() >> 56);
-}
+static uint64_t seed;
 
 typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
 		    u8 *dst, const u8 *src, unsigned int nsect);

@@ -48,21 +48,7 @@
 #define NBLOCKS		(LEN / AES_BLOCK_LEN)
 #define ITERATIONS	300
 
-static uint64_t rng_state, seed;
-
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static void rng_fill(u8 *p, size_t n)
-{
-	while (n--)
-		*p++ = (u8)(rng_next() >> 56);
-}
+static uint64_t seed;
 
 /* The versions, the byte of each block where they differ, the source. */
 static u8 ver[2][LEN];

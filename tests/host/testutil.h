@@ -9,6 +9,7 @@
 #define AESLOOP_TESTUTIL_H
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,26 @@ static inline int t_split_tsv(char *line, char **field, int max)
 		*p++ = 0;
 	}
 	return n;
+}
+
+/*
+ * Test data: xorshift64*, plenty for it, and repeatable from the seed each
+ * test prints.  Set rng_state (never 0) before the first call.
+ */
+static uint64_t rng_state;
+
+static inline uint64_t rng_next(void)
+{
+	rng_state ^= rng_state >> 12;
+	rng_state ^= rng_state << 25;
+	rng_state ^= rng_state >> 27;
+	return rng_state * 0x2545F4914F6CDD1DULL;
+}
+
+static inline void rng_fill(unsigned char *p, size_t n)
+{
+	while (n--)
+		*p++ = (unsigned char)(rng_next() >> 56);
 }
 
 #endif /* AESLOOP_TESTUTIL_H */
