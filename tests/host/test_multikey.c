@@ -31,22 +31,6 @@
 #define MAX_RUN		40
 #define SLOTS		(LOOP_AES_MULTI_KEYS + 1)
 
-static uint64_t rng_state;
-
-static uint64_t rng_next(void)
-{
-	rng_state ^= rng_state >> 12;
-	rng_state ^= rng_state << 25;
-	rng_state ^= rng_state >> 27;
-	return rng_state * 0x2545F4914F6CDD1DULL;
-}
-
-static void rng_fill(unsigned char *p, size_t n)
-{
-	while (n--)
-		*p++ = (unsigned char)(rng_next() >> 56);
-}
-
 static void test_md5_compress(void)
 {
 	unsigned char block[64];
