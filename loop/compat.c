@@ -2,9 +2,10 @@
 /*
  * compat.c - aesloop: the one place that knows kernel API differences.
  *
- * Supported: Debian's 6.1 (bookworm) and 6.12 kernels.  What differs
- * between them is wrapped here, detected by the kernel's own feature macros,
- * so the rest of the driver reads as one code base.
+ * Supported: Debian's 6.1 (bookworm), 6.12 and 7.3 (trixie-backports)
+ * kernels.  What differs between them is wrapped here, detected by the
+ * kernel's own feature macros or, where there is none, by a header probe in
+ * Kbuild, so the rest of the driver reads as one code base.
  */
 #include "loop.h"
 
@@ -108,6 +109,24 @@ struct address_space *loop_bdev_mapping(struct block_device *bdev)
 }
 
 /**
+ * loop_bdev_rotational() - whether a block device has rotating media
+ * @bdev: the block device
+ *
+ * bdev_nonrot() became bdev_rot() in 7.x, with blk_queue_rot() beside it
+ * as a macro.
+ *
+ * Return: true for a rotational device.
+ */
+bool loop_bdev_rotational(struct block_device *bdev)
+{
+#ifdef blk_queue_rot
+	return bdev_rot(bdev);
+#else
+	return !bdev_nonrot(bdev);
+#endif
+}
+
+/**
  * loop_media_changed() - tell user space the device's contents changed
  * @disk: the loop device, being bound, unbound or given another file
  *
@@ -120,6 +139,77 @@ void loop_media_changed(struct gendisk *disk)
 	disk_force_media_change(disk);
 #else
 	disk_force_media_change(disk, DISK_EVENT_MEDIA_CHANGE);
+#endif
+}
+
+/**
+ * loop_tag_set_flags() - the BLK_MQ_F_* flags of a device's tag set
+ *
+ * A stacking driver whose queue runs without an I/O scheduler by default;
+ * requests are merged, which needed BLK_MQ_F_SHOULD_MERGE until 6.14 and
+ * is always so since (the flag went; Kbuild's header probe tells).
+ *
+ * Return: the flags.
+ */
+unsigned int loop_tag_set_flags(void)
+{
+	unsigned int flags = BLK_MQ_F_STACKING | BLK_MQ_F_NO_SCHED_BY_DEFAULT;
+
+#ifdef AESLOOP_MQ_SHOULD_MERGE
+	flags |= BLK_MQ_F_SHOULD_MERGE;
+#endif
+	return flags;
+}
+
+/**
+ * loop_freeze() - freeze a device's queue: no request in flight or new
+ * @q: the queue
+ *
+ * From 6.15 a freeze also puts the task in a no-I/O allocation scope and
+ * returns the flags to restore (Kbuild's header probe tells).
+ *
+ * Return: what loop_unfreeze() takes back.
+ */
+unsigned int loop_freeze(struct request_queue *q)
+{
+#ifdef AESLOOP_FREEZE_MEMFLAGS
+	return blk_mq_freeze_queue(q);
+#else
+	blk_mq_freeze_queue(q);
+	return 0;
+#endif
+}
+
+/**
+ * loop_unfreeze() - end a loop_freeze()
+ * @q:        the queue
+ * @memflags: what loop_freeze() returned
+ */
+void loop_unfreeze(struct request_queue *q, unsigned int memflags)
+{
+#ifdef AESLOOP_FREEZE_MEMFLAGS
+	blk_mq_unfreeze_queue(q, memflags);
+#else
+	blk_mq_unfreeze_queue(q);
+#endif
+}
+
+/**
+ * loop_run_worker() - create and start worker @i of device @number
+ * @number: the device's index (loopN)
+ * @i:      the worker's index on that device
+ *
+ * Until 6.14 kthread_create_worker() started the thread; since then
+ * kthread_run_worker() does (and is a macro, which tells the two apart).
+ *
+ * Return: the worker, or an ERR_PTR.
+ */
+struct kthread_worker *loop_run_worker(int number, unsigned int i)
+{
+#ifdef kthread_run_worker
+	return kthread_run_worker(0, "loop%d-%u", number, i);
+#else
+	return kthread_create_worker(0, "loop%d-%u", number, i);
 #endif
 }
 
@@ -168,6 +258,7 @@ int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
 	struct request_queue *q = lo->lo_disk->queue;
 	struct loop_queue_caps caps;
 	struct queue_limits lim;
+	unsigned int memflags;
 	int err;
 
 	loop_queue_caps(file, offset, bsize, crypt, &caps);
@@ -190,11 +281,11 @@ int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
 	if (caps.rotational)
 		lim.features |= BLK_FEAT_ROTATIONAL;
 	/* The limits lock is taken before the freeze, as the block layer wants. */
-	blk_mq_freeze_queue(q);
+	memflags = loop_freeze(q);
 	err = queue_limits_commit_update(q, &lim);
 	if (!err && lo->lo_state == LO_BOUND)
 		loop_update_io_path(lo, false);
-	blk_mq_unfreeze_queue(q);
+	loop_unfreeze(q, memflags);
 	return err;
 }
 

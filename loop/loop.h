@@ -239,6 +239,11 @@ int loop_claim(struct block_device *bdev, void *holder);
 void loop_unclaim(struct block_device *bdev, void *holder);
 void loop_media_changed(struct gendisk *disk);
 struct address_space *loop_bdev_mapping(struct block_device *bdev);
+bool loop_bdev_rotational(struct block_device *bdev);
+unsigned int loop_tag_set_flags(void);
+unsigned int loop_freeze(struct request_queue *q);
+void loop_unfreeze(struct request_queue *q, unsigned int memflags);
+struct kthread_worker *loop_run_worker(int number, unsigned int i);
 struct gendisk *loop_alloc_disk(struct loop_device *lo);
 int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
 		    unsigned int bsize, const struct loop_aes_ctx *crypt);

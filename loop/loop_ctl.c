@@ -155,9 +155,10 @@ static int loop_drop_page_cache(struct loop_device *lo)
  * drivers write back and invalidate, but a page dirtied in between would
  * later be written at the new offset or under the new key.
  *
- * Return: 0 with the queue frozen, or -EAGAIN with it not.
+ * Return: 0 with the queue frozen (@memflags for loop_unfreeze()), or
+ * -EAGAIN with it not.
  */
-static int loop_freeze_clean(struct loop_device *lo)
+static int loop_freeze_clean(struct loop_device *lo, unsigned int *memflags)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	int tries;
@@ -165,10 +166,10 @@ static int loop_freeze_clean(struct loop_device *lo)
 	for (tries = 0; tries < 3; tries++) {
 		sync_blockdev(bdev);
 		loop_drop_page_cache(lo);
-		blk_mq_freeze_queue(lo->lo_disk->queue);
+		*memflags = loop_freeze(lo->lo_disk->queue);
 		if (!loop_bdev_mapping(bdev)->nrpages)
 			return 0;
-		blk_mq_unfreeze_queue(lo->lo_disk->queue);
+		loop_unfreeze(lo->lo_disk->queue, *memflags);
 	}
 	return -EAGAIN;
 }
@@ -194,6 +195,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	u32 flags = info->lo_flags;
 	struct loop_aes_ctx *ctx = NULL;
 	struct address_space *mapping;
+	unsigned int memflags;
 	struct file *file;
 	int err;
 
@@ -260,7 +262,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 
 	/* One change event when the device is ready, not one per step. */
 	dev_set_uevent_suppress(disk_to_dev(lo->lo_disk), 1);
-	blk_mq_freeze_queue(lo->lo_disk->queue);
+	memflags = loop_freeze(lo->lo_disk->queue);
 	mapping = file->f_mapping;
 	lo->lo_old_gfp_mask = mapping_gfp_mask(mapping);
 	/* Reclaim must not re-enter the file system under the loop's I/O. */
@@ -274,7 +276,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	flags = lo->lo_flags;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
-	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	loop_unfreeze(lo->lo_disk->queue, memflags);
 
 	loop_media_changed(lo->lo_disk);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
@@ -338,6 +340,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	struct request_queue *q = lo->lo_disk->queue;
+	unsigned int memflags;
 	struct file *file;
 	int err;
 
@@ -347,7 +350,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 
 	mutex_lock(&loop_validate_mutex);
 	mutex_lock(&lo->lo_mutex);
-	blk_mq_freeze_queue(q);
+	memflags = loop_freeze(q);
 	file = lo->lo_backing_file;
 	mapping_set_gfp_mask(file->f_mapping, lo->lo_old_gfp_mask);
 	lo->lo_backing_file = NULL;
@@ -367,7 +370,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	lo->lo_init[0] = 0;
 	lo->lo_init[1] = 0;
 	lo->lo_flags = 0;
-	blk_mq_unfreeze_queue(q);
+	loop_unfreeze(q, memflags);
 	/* The queue is drained and refuses new work: nothing is queued. */
 	loop_stop_workers(lo);
 	cancel_work_sync(&lo->lo_limits_work);
@@ -489,6 +492,7 @@ static int loop_set_status(struct loop_device *lo,
 {
 	struct loop_aes_ctx *ctx;
 	bool partscan = false, rekey, remap;
+	unsigned int memflags;
 	int err;
 
 	err = loop_check_info(info);
@@ -541,7 +545,7 @@ static int loop_set_status(struct loop_device *lo,
 				      rekey ? ctx : lo->lo_crypt);
 		if (err)
 			goto out_unlock;
-		err = loop_freeze_clean(lo);
+		err = loop_freeze_clean(lo, &memflags);
 		if (err) {
 			/* As it was. */
 			loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset,
@@ -550,7 +554,7 @@ static int loop_set_status(struct loop_device *lo,
 			goto out_unlock;
 		}
 	} else {
-		blk_mq_freeze_queue(lo->lo_disk->queue);
+		memflags = loop_freeze(lo->lo_disk->queue);
 	}
 	loop_apply_geometry(lo, info);
 	if (rekey) {
@@ -565,7 +569,7 @@ static int loop_set_status(struct loop_device *lo,
 	lo->lo_flags |= info->lo_flags & LO_STATUS_SETTABLE;
 	if (partscan)
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
-	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	loop_unfreeze(lo->lo_disk->queue, memflags);
 
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
 out_unlock:
@@ -585,6 +589,7 @@ static int loop_multi_key_setup(struct loop_device *lo,
 				const void __user *arg, unsigned int count)
 {
 	struct loop_aes_ctx *ctx = NULL, *old_ctx;
+	unsigned int memflags;
 	u8 *slots;
 	int err;
 
@@ -615,12 +620,12 @@ static int loop_multi_key_setup(struct loop_device *lo,
 		goto out_unlock;
 
 	/* Pages decrypted with the single key must not outlive it. */
-	err = loop_freeze_clean(lo);
+	err = loop_freeze_clean(lo, &memflags);
 	if (err)
 		goto out_unlock;
 	old_ctx = lo->lo_crypt;
 	lo->lo_crypt = ctx;
-	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	loop_unfreeze(lo->lo_disk->queue, memflags);
 	ctx = old_ctx;		/* freed below */
 	loop_keyscrub_forget(lo);
 out_unlock:
@@ -788,9 +793,10 @@ static int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 	} else if (!!arg != !!(lo->lo_flags & LO_FLAGS_DIRECT_IO)) {
 		/* Cached pages of the file must reach it before I/O bypasses them. */
 		vfs_fsync(lo->lo_backing_file, 0);
-		blk_mq_freeze_queue(lo->lo_disk->queue);
+		unsigned int memflags = loop_freeze(lo->lo_disk->queue);
+
 		lo->lo_flags ^= LO_FLAGS_DIRECT_IO;
-		blk_mq_unfreeze_queue(lo->lo_disk->queue);
+		loop_unfreeze(lo->lo_disk->queue, memflags);
 	}
 	mutex_unlock(&lo->lo_mutex);
 	return err;
@@ -804,6 +810,7 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 			  unsigned int fd)
 {
 	struct file *file = fget(fd), *old;
+	unsigned int memflags;
 	bool partscan;
 	gfp_t old_gfp;
 	int err;
@@ -834,13 +841,13 @@ static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	old_gfp = lo->lo_old_gfp_mask;
 	/* New media: a new disk sequence number, the old cached pages go. */
 	loop_media_changed(lo->lo_disk);
-	blk_mq_freeze_queue(lo->lo_disk->queue);
+	memflags = loop_freeze(lo->lo_disk->queue);
 	lo->lo_old_gfp_mask = mapping_gfp_mask(file->f_mapping);
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	lo->lo_backing_file = file;
 	loop_update_io_path(lo, true);
-	blk_mq_unfreeze_queue(lo->lo_disk->queue);
+	loop_unfreeze(lo->lo_disk->queue, memflags);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
 	/* Read-only, so nothing is dirty: pages read meanwhile go too. */
 	loop_drop_page_cache(lo);

@@ -401,7 +401,7 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 			if (!w->bounce[j])
 				goto fail;
 		}
-		w->kw = kthread_create_worker(0, "loop%d-%u", lo->lo_number, i);
+		w->kw = loop_run_worker(lo->lo_number, i);
 		if (IS_ERR(w->kw)) {
 			w->kw = NULL;
 			goto fail;
@@ -550,7 +550,7 @@ void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 		target = loop_bio_target(file, offset, bsize);
 		if (target)
 			caps->write_cache = bdev_write_cache(target);
-		caps->rotational = !bdev_nonrot(bdev);
+		caps->rotational = loop_bdev_rotational(bdev);
 		if (!crypt) {
 			caps->max_discard_sectors = bdev_write_zeroes_sectors(bdev);
 			caps->discard_granularity = bdev_discard_granularity(bdev) ?:
@@ -558,7 +558,7 @@ void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 		}
 	} else {
 		if (inode->i_sb->s_bdev)
-			caps->rotational = !bdev_nonrot(inode->i_sb->s_bdev);
+			caps->rotational = loop_bdev_rotational(inode->i_sb->s_bdev);
 		if (!crypt && file->f_op->fallocate) {
 			caps->max_discard_sectors = UINT_MAX >> SECTOR_SHIFT;
 			caps->discard_granularity = inode->i_sb->s_blocksize;

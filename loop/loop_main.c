@@ -218,8 +218,7 @@ static int loop_add(int i)
 	lo->tag_set.queue_depth = hw_queue_depth;
 	lo->tag_set.numa_node = NUMA_NO_NODE;
 	lo->tag_set.cmd_size = sizeof(struct loop_cmd);
-	lo->tag_set.flags = BLK_MQ_F_SHOULD_MERGE | BLK_MQ_F_STACKING |
-			    BLK_MQ_F_NO_SCHED_BY_DEFAULT;
+	lo->tag_set.flags = loop_tag_set_flags();
 	lo->tag_set.driver_data = lo;
 	err = blk_mq_alloc_tag_set(&lo->tag_set);
 	if (err)

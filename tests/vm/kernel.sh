@@ -1,7 +1,10 @@
 #!/bin/bash
 # Usage: tests/vm/kernel.sh SERIES
-#   SERIES: 6.1 (bookworm's kernel), 6.12 (bookworm-security's linux-6.12), or an exact
-#   kernel release such as 6.1.0-57-amd64.
+#   SERIES: 6.1 (bookworm's kernel), 6.12 (bookworm-security's linux-6.12), 7.3 (trixie-backports),
+#   a series with a flavour (7.3-rt: PREEMPT_RT), or an exact kernel release such as
+#   6.1.0-57-amd64 or 7.3.4+deb13-rt-amd64.
+# bookworm's series come from the host's apt lists; trixie's (+deb13 releases) from a private apt
+# state under build/apt/trixie-backports, so the host's sources are never touched.
 # Fetches the current Debian amd64 kernel of that series and turns it into a root tree under
 # build/kernel/KVER/ that a guest can boot (boot/vmlinuz-KVER), that modules can be taken from
 # (lib/modules/KVER, with modules.dep) and that out-of-tree modules build against:
@@ -17,58 +20,102 @@ kroot="$top/build/kernel"
 say() { echo "kernel.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -eq 1 ] || die "usage: $0 SERIES (6.1, 6.12 or an exact release like 6.1.0-57-amd64)"
+[ $# -eq 1 ] || die "usage: $0 SERIES (6.1, 6.12, 7.3, 7.3-rt or an exact release like 6.1.0-57-amd64)"
 series=$1
+
+# SERIES as NUMBER[-FLAVOUR]: the flavour's package suffix (amd64, rt-amd64, cloud-amd64).
+exact=
+if [[ "$series" =~ ^([0-9]+\.[0-9]+)(-(rt|cloud))?$ ]]; then
+	number=${BASH_REMATCH[1]}
+	flavour=${BASH_REMATCH[3]:+${BASH_REMATCH[3]}-}amd64
+else
+	exact=$series
+	number=${series%%.[0-9]*-*}
+fi
+
+# Where the series is published. bookworm's kernels (6.x) are in the host's lists; trixie's
+# (7.x, releases named +deb13) in trixie-backports, read through a private apt state.
+apt_opts=()
+aptstate="$top/build/apt/trixie-backports"
+if [[ "$series" == *+deb13-* ]] || [[ -z "$exact" && "${number%%.*}" -ge 7 ]]; then
+	apt_opts=(
+		-o "Dir::State=$aptstate/state" -o "Dir::State::status=$aptstate/state/status"
+		-o "Dir::Cache=$aptstate/cache" -o "Dir::Etc::SourceList=$aptstate/sources.list"
+		-o "Dir::Etc::SourceParts=/dev/null" -o "Dir::Etc::Preferences=/dev/null"
+		-o "Dir::Etc::PreferencesParts=/dev/null" -o "APT::Architecture=amd64"
+		-o "APT::Architectures=amd64"
+	)
+	lists="$aptstate/state/lists"
+else
+	lists=/var/lib/apt/lists
+fi
+apt_cache() { apt-cache "${apt_opts[@]}" "$@"; }
+
+# The private lists are fetched when missing and refreshed once a day (the archive drops
+# superseded kernels, so old lists end in failed downloads).
+refresh_private_lists() {
+	[ "${#apt_opts[@]}" -gt 0 ] || return 0
+	if [ -n "$(find "$lists" -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null)" ]; then
+		return 0
+	fi
+	mkdir -p "$aptstate/state/lists/partial" "$aptstate/cache/archives/partial"
+	: >"$aptstate/state/status"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie-backports main" \
+		>"$aptstate/sources.list"
+	say "fetching the trixie-backports package lists into ${aptstate#"$top"/}"
+	apt-get "${apt_opts[@]}" -q update >&2 || die "apt-get update of trixie-backports failed"
+}
 
 # apt knows a package when it has a candidate version (old point releases stay listed without one).
 # (The output is read whole: grep -q would close the pipe early and, under pipefail, turn
 # apt-cache's SIGPIPE into a false "no".)
 has_candidate() {
 	local policy
-	policy=$(apt-cache policy "$1" 2>/dev/null)
+	policy=$(apt_cache policy "$1" 2>/dev/null)
 	[[ "$policy" == *$'\n  Candidate: '[^\(]* ]]
 }
 
 # The kernel release (KVER) the archive currently offers for SERIES.
 resolve_kver() {
 	local meta cand
-	if ! [[ "$series" =~ ^[0-9]+\.[0-9]+$ ]]; then
-		# Already an exact release.
-		has_candidate "linux-image-$series" || return 1
-		echo "$series"
+	if [ -n "$exact" ]; then
+		has_candidate "linux-image-$exact" || return 1
+		echo "$exact"
 		return
 	fi
 	# The distribution's default flavour (bookworm: 6.1) is named by the meta-package.
 	# (No `| head`: under pipefail, its early exit could fail the pipeline.)
-	meta=$(apt-cache depends linux-image-amd64 2>/dev/null |
-		sed -n 's/^ *Depends: linux-image-\([^ ]*-amd64\)$/\1/p')
+	meta=$(apt_cache depends "linux-image-$flavour" 2>/dev/null |
+		sed -n "s/^ *Depends: linux-image-\([^ ]*-$flavour\)\$/\1/p")
 	meta=${meta%%$'\n'*}
-	if [ -n "$meta" ] && [[ "$meta" == "$series".* ]]; then
+	if [ -n "$meta" ] && [[ "$meta" == "$number".* ]]; then
 		echo "$meta"
 		return
 	fi
-	# Other series (6.12 from bookworm-security) have no meta-package: take the newest
-	# release named SERIES.N... that still has a candidate.
+	# Other series (6.12 from bookworm-security, the backports) have no meta-package of their
+	# own: take the newest release named NUMBER.N...-FLAVOUR that still has a candidate (the
+	# plain amd64 pattern also matches rt-amd64 and cloud-amd64, hence the filter).
 	while read -r cand; do
 		if has_candidate "linux-image-$cand"; then
 			echo "$cand"
 			return
 		fi
-	done < <(apt-cache pkgnames "linux-image-$series." |
-		sed -n "s/^linux-image-\(${series//./\\.}\.[0-9][0-9.+a-z-]*-amd64\)\$/\1/p" |
-		grep -v -e '-cloud-' -e '-rt-' | sort -rV)
+	done < <(apt_cache pkgnames "linux-image-$number." |
+		sed -n "s/^linux-image-\(${number//./\\.}\.[0-9][0-9.+a-z-]*-$flavour\)\$/\1/p" |
+		{ if [ "$flavour" = amd64 ]; then grep -v -e '-cloud-' -e '-rt-'; else cat; fi; } | sort -rV)
 	return 1
 }
 
 # apt-cache takes about a second per call here, so the answer is remembered until the apt
 # lists change (apt-get update renames new lists into the directory, updating its mtime).
 memo="$kroot/.series-$series"
-if ! [[ "$series" =~ ^[0-9]+\.[0-9]+$ ]] && [ -f "$kroot/$series/.aesloop-tree-ok" ]; then
+if [ -n "$exact" ] && [ -f "$kroot/$exact/.aesloop-tree-ok" ]; then
 	# An exact release already unpacked needs no apt (it may be gone from the lists).
-	kver=$series
-elif [ -s "$memo" ] && [ "$memo" -nt /var/lib/apt/lists ] && [ -f "$kroot/$(cat "$memo")/.aesloop-tree-ok" ]; then
+	kver=$exact
+elif [ -s "$memo" ] && [ "$memo" -nt "$lists" ] && [ -f "$kroot/$(cat "$memo")/.aesloop-tree-ok" ]; then
 	kver=$(cat "$memo")
 else
+	refresh_private_lists
 	kver=$(resolve_kver) || die "no linux-image for series '$series' in the apt lists (try: apt-get update)"
 fi
 tree="$kroot/$kver"
@@ -77,18 +124,21 @@ stamp="$tree/.aesloop-tree-ok"
 # The header packages a build tree needs: the flavour's headers, the common headers and the
 # kbuild helpers. linux-compiler-gcc-* packages only carry a dependency on the compiler (no
 # files), so instead of unpacking them the compiler they name is checked for on the host.
+# From 7.x, linux-image-KVER is only a dependency package: the kernel is in linux-binary-KVER,
+# its modules in linux-modules-KVER and its config and System.map in linux-base-KVER.
 want_packages() {
 	echo "linux-image-$kver"
 	echo "linux-headers-$kver"
-	apt-cache depends "linux-headers-$kver" |
-		sed -n 's/^ *|\{0,1\}Depends: \(linux-\(headers\|kbuild\)-[^ <>]*\)$/\1/p' | sort -u
+	apt_cache depends "linux-image-$kver" "linux-headers-$kver" |
+		sed -n "s/^ *|\{0,1\}Depends: \(linux-\(headers\|kbuild\|binary\|modules\|base\)-[^ <>]*\)\$/\1/p" |
+		sort -u
 }
 
 # The .deb of PKG's candidate version in build/debs. Exact versions matter: linux-kbuild-6.1
 # keeps its name across kernel updates, so an older cached one must not be reused.
 deb_path() {
 	local ver
-	ver=$(apt-cache policy "$1" | sed -n 's/^  Candidate: //p')
+	ver=$(apt_cache policy "$1" | sed -n 's/^  Candidate: //p')
 	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
 		die "no candidate version for $1 (try: apt-get update)"
 	fi
@@ -108,7 +158,7 @@ fetch() {
 		fi
 		say "downloading $pkg"
 		# apt-get download writes into the current directory; its _apt sandbox warning is noise.
-		(cd "$debs" && apt-get download -q "$pkg" 2>&1 | grep -v -e '^W: Download is performed unsandboxed' >&2) ||
+		(cd "$debs" && apt-get "${apt_opts[@]}" download -q "$pkg" 2>&1 | grep -v -e '^W: Download is performed unsandboxed' >&2) ||
 			die "apt-get download $pkg failed (try: apt-get update)"
 		have=$(deb_path "$pkg")
 		[ -n "$have" ] || die "apt-get download $pkg produced no .deb"
@@ -117,7 +167,7 @@ fetch() {
 
 # Notes the release a series resolved to (see memo above).
 remember() {
-	if [[ "$series" =~ ^[0-9]+\.[0-9]+$ ]]; then
+	if [ -z "$exact" ]; then
 		echo "$kver" >"$memo"
 	fi
 }
@@ -135,9 +185,16 @@ fix_paths() {
 	if ! grep -qx "include $tree/usr/src/$common_dir/Makefile" "$mk"; then
 		sed -i "s|^include .*/usr/src/$common_dir/Makefile\$|include $tree/usr/src/$common_dir/Makefile|" "$mk"
 	fi
-	# Relative links keep working whatever the tree's path is.
-	relink "../../../usr/src/linux-headers-$kver" "$tree/lib/modules/$kver/build"
-	relink "../../../usr/src/$common_dir" "$tree/lib/modules/$kver/source"
+	# From 7.x it also names itself as the output directory.
+	if grep -q '^KBUILD_OUTPUT=' "$mk" && ! grep -qx "KBUILD_OUTPUT=$tree/usr/src/linux-headers-$kver" "$mk"; then
+		sed -i "s|^KBUILD_OUTPUT=.*\$|KBUILD_OUTPUT=$tree/usr/src/linux-headers-$kver|" "$mk"
+	fi
+	# Relative links keep working whatever the tree's path is (merged /usr: lib/modules is
+	# usr/lib/modules, one level deeper).
+	local up=../../..
+	[ ! -L "$tree/lib" ] || up=../../../..
+	relink "$up/usr/src/linux-headers-$kver" "$tree/lib/modules/$kver/build"
+	relink "$up/usr/src/$common_dir" "$tree/lib/modules/$kver/source"
 }
 
 relink() {
@@ -167,12 +224,12 @@ mapfile -t pkgs < <(want_packages)
 [ "${#pkgs[@]}" -ge 4 ] || die "unexpected dependencies of linux-headers-$kver: ${pkgs[*]}"
 fetch "${pkgs[@]}"
 
-compiler=$(apt-cache depends "linux-headers-$kver" "${pkgs[@]}" 2>/dev/null |
-	sed -n 's/^ *Depends: \(gcc-[0-9]*\)$/\1/p')
+# The kernel's compiler (gcc-12, or gcc-14-for-host from trixie on) is named by the headers.
+# When the host has no such compiler (trixie's kernels on bookworm), modules are built in a
+# build root of the kernel's own distribution: tests/vm/kmake.sh reads .aesloop-compiler.
+compiler=$(apt_cache depends "linux-headers-$kver" "${pkgs[@]}" 2>/dev/null |
+	sed -n 's/^ *Depends: <\{0,1\}\(gcc-[0-9]*\)\(-for-host\)\{0,1\}>\{0,1\}$/\1/p')
 compiler=${compiler%%$'\n'*}
-if [ -n "$compiler" ] && ! command -v "$compiler" >/dev/null; then
-	say "warning: $compiler (the kernel's compiler) is not installed; module builds will fail"
-fi
 
 # Unpack into a scratch tree and rename it at the end, so an interrupted run leaves nothing
 # that looks finished.
@@ -184,11 +241,21 @@ for pkg in "${pkgs[@]}"; do
 	deb=$(deb_path "$pkg")
 	dpkg-deb -x "$deb" "$tmp"
 done
+# trixie's packages use the merged-/usr layout, with the kernel image beside its modules
+# (/usr/lib/modules/KVER/vmlinuz): links give the tree the layout bookworm's have.
+if [ ! -e "$tmp/lib" ] && [ -d "$tmp/usr/lib/modules" ]; then
+	ln -s usr/lib "$tmp/lib"
+fi
+if [ ! -e "$tmp/boot/vmlinuz-$kver" ] && [ -f "$tmp/usr/lib/modules/$kver/vmlinuz" ]; then
+	mkdir -p "$tmp/boot"
+	ln -s "../usr/lib/modules/$kver/vmlinuz" "$tmp/boot/vmlinuz-$kver"
+fi
 rm -rf "$tree"
 mv "$tmp" "$tree"
 fix_paths
 # The image package ships no modules.dep; modprobe -d and the guest need one.
 depmod -b "$tree" "$kver"
+echo "${compiler:-gcc}" >"$tree/.aesloop-compiler"
 printf '%s\n' "${pkgs[@]}" >"$stamp"
 remember
 say "ready: ${tree#"$top"/}"

@@ -1,0 +1,63 @@
+#!/bin/bash
+# Usage: tests/vm/kmake.sh KVER MAKE-ARGUMENTS...
+# Runs make (from the top of the checkout) for an out-of-tree build against the kernel tree
+# KVER that kernel.sh unpacked, with that kernel's compiler.  Debian builds each kernel with
+# its distribution's gcc (bookworm: gcc-12, trixie: gcc-14), and its kbuild helpers (modpost,
+# objtool) are linked against that distribution's C library.  When the host has the compiler,
+# make runs here; otherwise in a build root of the kernel's distribution (mmdebstrap, cached
+# under build/buildroot/SUITE), with the checkout bind-mounted at its own path so that every
+# path means the same inside and out.  The build root needs root (chroot, mount).
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+say() { echo "kmake.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ $# -ge 1 ] || die "usage: $0 KVER MAKE-ARGUMENTS..."
+kver=$1
+shift
+tree="$top/build/kernel/$kver"
+[ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
+compiler=$(cat "$tree/.aesloop-compiler" 2>/dev/null || echo gcc)
+
+cd "$top"
+if command -v "$compiler" >/dev/null; then
+	exec make "$@"
+fi
+
+# The Debian release whose gcc this is.
+case "$compiler" in
+gcc-14) suite=trixie libs="libelf1t64 libssl3t64" ;;
+*) die "no build root known for $compiler (the compiler of $kver)" ;;
+esac
+root="$top/build/buildroot/$suite"
+if [ ! -f "$root/.aesloop-root-ok" ]; then
+	mkdir -p "$top/build/buildroot"
+	exec 8>"$top/build/buildroot/.lock"
+	flock 8
+	if [ ! -f "$root/.aesloop-root-ok" ]; then
+		command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (tests/deps.sh)"
+		say "making the $suite build root for $compiler in ${root#"$top"/}"
+		rm -rf "$root"
+		# gcc: the top Makefile asks $(CC) (cc) for the target.
+		# shellcheck disable=SC2086 # $libs is a list of package names
+		mmdebstrap --quiet --variant=apt \
+			--include="$compiler,gcc,make,libc6-dev,binutils,bc,kmod,zlib1g,pahole,${libs// /,}" \
+			"$suite" "$root" \
+			"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
+			>&2 || die "mmdebstrap $suite failed"
+		touch "$root/.aesloop-root-ok"
+	fi
+	exec 8>&-
+fi
+
+# A private mount namespace: the bind mounts vanish with the command, whatever happens.
+exec unshare --mount --propagation private -- /bin/sh -c '
+	set -e
+	root=$1 top=$2
+	shift 2
+	mkdir -p "$root$top"
+	mount --bind "$top" "$root$top"
+	mount -t proc proc "$root/proc"
+	exec chroot "$root" /bin/sh -c "cd \"\$0\" && exec make \"\$@\"" "$top" "$@"
+' kmake "$root" "$top" "$@"
