@@ -266,6 +266,10 @@ t_hard_reset() {
 		echo "@@AESLOOP-DMESG-END"
 		echo "@@AESLOOP-RESET planned"
 	} >"$AESLOOP_RESULTS"
+	# Written is not sent: the serial line drains at its own pace, and a
+	# reset now would lose the tail on a busy host.  stty sets modes with
+	# TCSADRAIN, which waits until the UART has sent everything.
+	stty -F "$AESLOOP_RESULTS" raw -echo 2>/dev/null
 	echo 1 >/proc/sys/kernel/sysrq
 	echo b >/proc/sysrq-trigger
 	sleep 10
