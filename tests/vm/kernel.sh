@@ -36,35 +36,17 @@ fi
 # Where the series is published. bookworm's kernels (6.x) are in the host's lists; trixie's
 # (7.x, releases named +deb13) in trixie-backports, read through a private apt state.
 apt_opts=()
-aptstate="$top/build/apt/trixie-backports"
+lists=/var/lib/apt/lists
+private=0
 if [[ "$series" == *+deb13-* ]] || [[ -z "$exact" && "${number%%.*}" -ge 7 ]]; then
-	apt_opts=(
-		-o "Dir::State=$aptstate/state" -o "Dir::State::status=$aptstate/state/status"
-		-o "Dir::Cache=$aptstate/cache" -o "Dir::Etc::SourceList=$aptstate/sources.list"
-		-o "Dir::Etc::SourceParts=/dev/null" -o "Dir::Etc::Preferences=/dev/null"
-		-o "Dir::Etc::PreferencesParts=/dev/null" -o "APT::Architecture=amd64"
-		-o "APT::Architectures=amd64"
-	)
-	lists="$aptstate/state/lists"
-else
-	lists=/var/lib/apt/lists
+	# shellcheck source=tests/vm/apt-trixie.sh
+	. "$top/tests/vm/apt-trixie.sh"
+	apt_opts=("${trixie_apt_opts[@]}")
+	lists=$trixie_lists
+	private=1
 fi
 apt_cache() { apt-cache "${apt_opts[@]}" "$@"; }
-
-# The private lists are fetched when missing and refreshed once a day (the archive drops
-# superseded kernels, so old lists end in failed downloads).
-refresh_private_lists() {
-	[ "${#apt_opts[@]}" -gt 0 ] || return 0
-	if [ -n "$(find "$lists" -maxdepth 1 -name '*_Packages' -mmin -1440 2>/dev/null)" ]; then
-		return 0
-	fi
-	mkdir -p "$aptstate/state/lists/partial" "$aptstate/cache/archives/partial"
-	: >"$aptstate/state/status"
-	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie-backports main" \
-		>"$aptstate/sources.list"
-	say "fetching the trixie-backports package lists into ${aptstate#"$top"/}"
-	apt-get "${apt_opts[@]}" -q update >&2 || die "apt-get update of trixie-backports failed"
-}
+refresh_private_lists() { [ "$private" = 0 ] || trixie_refresh; }
 
 # apt knows a package when it has a candidate version (old point releases stay listed without one).
 # (The output is read whole: grep -q would close the pipe early and, under pipefail, turn
@@ -109,6 +91,11 @@ resolve_kver() {
 # apt-cache takes about a second per call here, so the answer is remembered until the apt
 # lists change (apt-get update renames new lists into the directory, updating its mtime).
 memo="$kroot/.series-$series"
+# A kernel built here (tests/vm/debug-kernel.sh) is complete as it is.
+if [ -n "$exact" ] && [ -f "$kroot/$exact/.aesloop-built-here" ] && [ -f "$kroot/$exact/.aesloop-tree-ok" ]; then
+	echo "$exact"
+	exit 0
+fi
 if [ -n "$exact" ] && [ -f "$kroot/$exact/.aesloop-tree-ok" ]; then
 	# An exact release already unpacked needs no apt (it may be gone from the lists).
 	kver=$exact

@@ -28,19 +28,8 @@ moddir="$tree/lib/modules/$kver"
 lazy="$top/build/vm/lazy"
 lazy_guest=/aesloop/build/vm/lazy
 
-# Kernel modules for the tests. modprobe adds their dependencies and soft dependencies;
-# names that this kernel has built in are skipped. The stock loop module is never packed:
-# the guest loads only the loop.ko that run.sh is given.
-modules=(
-	virtio_pci 9pnet_virtio 9p virtio_blk brd
-	ext4
-	dm_mod dm_crypt
-	# dm-crypt's ciphers for loop-AES mappings (aes-cbc-plain64, aes-cbc-lmk needs md5)
-	# and for LUKS comparisons (xts); aesni_intel is rejected at load on a CPU without AES-NI.
-	aes aesni_intel cbc ecb xts md5 sha256 sha512
-	# cryptsetup asks the kernel's crypto through AF_ALG for some checks.
-	algif_skcipher algif_hash
-)
+# Kernel modules for the tests: tests/vm/guest-modules.
+mapfile -t modules < <(sed -e 's/#.*//' "$top/tests/vm/guest-modules" | tr -s ' \t' '\n' | grep .)
 
 # Programs packed into the initramfs: "SOURCE DEST [LINK...]" (links sit beside DEST).
 programs=(
@@ -127,7 +116,7 @@ mkdir -p "$top/build/vm" "$(dirname "$out")"
 exec 8>"$top/build/vm/.mkinitramfs.lock"
 flock 8
 
-want=$(fingerprint "$top/tests/vm/init.sh" "$tree/.aesloop-tree-ok" /usr/bin/busybox /etc/mke2fs.conf \
+want=$(fingerprint "$top/tests/vm/init.sh" "$top/tests/vm/guest-modules" "$tree/.aesloop-tree-ok" /usr/bin/busybox /etc/mke2fs.conf \
 	"${main_progs[@]}" "${main_libs[@]}")
 want_lazy=$(fingerprint "${lazy_progs[@]}" "${lazy_libs[@]}" "${main_libs[@]}")
 if [ -f "$out" ] && [ "$(cat "$out.inputs" 2>/dev/null)" = "$want" ] &&
