@@ -52,6 +52,7 @@ if [ ! -f "$root/.aesloop-root-ok" ]; then
 fi
 
 # A private mount namespace: the bind mounts vanish with the command, whatever happens.
+# shellcheck disable=SC2016 # the inner shell expands its own arguments
 exec unshare --mount --propagation private -- /bin/sh -c '
 	set -e
 	root=$1 top=$2
