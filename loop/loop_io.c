@@ -471,22 +471,34 @@ struct block_device *loop_bio_target(struct file *file, loff_t offset,
  * @file: the backing file
  *
  * Direct I/O needs the file system's support, and the offset and the
- * loop's logical block size (which every request is aligned to) to be
- * multiples of the logical block size of the device below (the backing
- * device itself, or the file system's).
+ * loop's logical block size (which every request and every segment of it
+ * is aligned to) to be multiples of the file's direct I/O alignment: what
+ * statx() reports as STATX_DIOALIGN (file offsets and memory), as the
+ * stock driver asks from 6.14 on, or where the file system does not say,
+ * the logical block size of the device below (the backing device itself,
+ * or the file system's).
  *
  * Return: true when direct I/O can be used.
  */
 bool loop_can_dio(struct loop_device *lo, struct file *file)
 {
+	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
 	struct inode *inode = file->f_mapping->host;
 	struct block_device *bdev = S_ISBLK(inode->i_mode) ? I_BDEV(inode) :
 				    inode->i_sb->s_bdev;
 	unsigned int align = bdev ? bdev_logical_block_size(bdev) : SECTOR_SIZE;
+	unsigned int mem_align = 1;
+	struct kstat st;
 
-	return (file->f_mode & FMODE_CAN_ODIRECT) &&
-	       queue_logical_block_size(lo->lo_disk->queue) % align == 0 &&
-	       lo->lo_offset % align == 0;
+	if (!(file->f_mode & FMODE_CAN_ODIRECT))
+		return false;
+	if (!vfs_getattr(&file->f_path, &st, STATX_DIOALIGN, AT_STATX_SYNC_AS_STAT) &&
+	    (st.result_mask & STATX_DIOALIGN) && st.dio_offset_align) {
+		align = st.dio_offset_align;
+		mem_align = st.dio_mem_align;
+	}
+	return bsize % align == 0 && lo->lo_offset % align == 0 &&
+	       mem_align && bsize % mem_align == 0;
 }
 
 /**
