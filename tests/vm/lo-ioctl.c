@@ -45,8 +45,27 @@
  *                                       capabilities
  *   lo-ioctl fuzz SEED COUNT FILE DEV...  COUNT random loop ioctls on the
  *                                       DEVs: random commands, sizes, flags,
- *                                       key sizes and bad pointers; FILE is
- *                                       the only backing file it binds
+ *                                       key sizes and bad pointers, and as
+ *                                       often valid ones; FILE is the only
+ *                                       backing file it binds
+ *   lo-ioctl stall DEV multi|status     LOOP_MULTI_KEY_SETUP_V3 (65 zero
+ *                                       keys) or LOOP_SET_STATUS64 (the
+ *                                       device's status back) with its
+ *                                       argument on a page that userfaultfd
+ *                                       holds back; while the kernel waits
+ *                                       for it, another process asks
+ *                                       LOOP_GET_STATUS64, which must be
+ *                                       answered (within 60 s) before the
+ *                                       page is given: the argument is read
+ *                                       before any lock is taken
+ *   lo-ioctl fuzz-mt SEED COUNT PROCS FILE DEV...  the same in PROCS
+ *                                       processes on the same DEVs at once,
+ *                                       with one more doing COUNT random
+ *                                       ADD, REMOVE and GET_FREE on
+ *                                       /dev/loop-control (the DEVs' indices
+ *                                       and four above the highest) and one
+ *                                       more opening, reading, writing and
+ *                                       closing all of those devices
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
  *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -i LO_INIT0
  *       -r (open the file read-only)
@@ -63,6 +82,10 @@
 #include <string.h>
 #include <grp.h>
 #include <linux/netlink.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
@@ -384,9 +407,26 @@ static unsigned long long fuzz_next(void)
 	return fuzz_state * 0x2545F4914F6CDD1DULL;
 }
 
-/* A random argument: a good buffer, NULL, a kernel address, or a number. */
-static unsigned long fuzz_arg(void *good, int ffd)
+/*
+ * A random argument: a good buffer, NULL, a kernel address, or a number;
+ * for the commands that take a number, as often a valid one.
+ */
+static unsigned long fuzz_arg(unsigned long cmd, void *good, int ffd)
 {
+	if (fuzz_next() & 1) {
+		switch (cmd) {
+		case LOOP_SET_FD:
+		case LOOP_CHANGE_FD:
+			return ffd;
+		case LOOP_SET_DIRECT_IO:
+			return fuzz_next() & 1;
+		case LOOP_SET_BLOCK_SIZE:
+			return 512UL << (fuzz_next() % 4);
+		case LOOP_CLR_FD:
+		case LOOP_SET_CAPACITY:
+			return 0;
+		}
+	}
 	switch (fuzz_next() % 6) {
 	case 0:
 		return 0;
@@ -451,7 +491,7 @@ static int fuzz(unsigned long long seed, long count, const char *file,
 						  (unsigned int)fuzz_next();
 			}
 		}
-		if (ioctl(fd, cmd, fuzz_arg(buf, ffd)) == 0)
+		if (ioctl(fd, cmd, fuzz_arg(cmd, buf, ffd)) == 0)
 			ok++;
 	}
 	for (i = 0; i < ndev; i++) {
@@ -461,6 +501,219 @@ static int fuzz(unsigned long long seed, long count, const char *file,
 	close(ffd);
 	printf("fuzz: %ld ioctls, %d succeeded\n", count, ok);
 	return 0;
+}
+
+/* Device numbers of fuzz-mt: the DEVs' and four above the highest. */
+static int fuzz_indices(char **devs, int ndev, int *idx)
+{
+	int i, n = 0, top = 0;
+
+	for (i = 0; i < ndev && i < 12; i++) {
+		const char *p = strpbrk(devs[i], "0123456789");
+
+		idx[n] = p ? atoi(p) : 0;
+		if (idx[n] > top)
+			top = idx[n];
+		n++;
+	}
+	for (i = 1; i <= 4; i++)
+		idx[n++] = top + i;
+	return n;
+}
+
+/* ADD, REMOVE and GET_FREE of fuzz-mt's devices; every error is expected. */
+static int fuzz_ctl(long count, const int *idx, int nidx)
+{
+	int cfd = open("/dev/loop-control", O_RDWR);
+	long n, ok = 0;
+
+	if (cfd < 0)
+		return fail("/dev/loop-control");
+	for (n = 0; n < count; n++) {
+		static const unsigned long ops[] = {
+			LOOP_CTL_ADD, LOOP_CTL_REMOVE, LOOP_CTL_GET_FREE
+		};
+		unsigned long op = ops[fuzz_next() % 3];
+		long arg = (fuzz_next() & 15) ? idx[fuzz_next() % nidx] :
+			   (long)(fuzz_next() % 24) - 4;
+
+		if (ioctl(cfd, op, arg) >= 0)
+			ok++;
+	}
+	/* The four extra devices go; the DEVs are held open (EBUSY). */
+	for (n = nidx - 4; n < nidx; n++)
+		ioctl(cfd, LOOP_CTL_REMOVE, idx[n]);
+	close(cfd);
+	printf("fuzz-mt: %ld loop-control requests, %ld succeeded\n", count, ok);
+	return 0;
+}
+
+/* Opens, reads, writes and closes fuzz-mt's devices under it all. */
+static int fuzz_io(long count, const int *idx, int nidx)
+{
+	static char page[4096];
+	long n, ok = 0;
+
+	for (n = 0; n < count; n++) {
+		char name[32];
+		off_t at = (off_t)(fuzz_next() % 1024) * 4096;
+		int fd;
+
+		snprintf(name, sizeof(name), "/dev/loop%d", idx[fuzz_next() % nidx]);
+		fd = open(name, (fuzz_next() & 1) ? O_RDWR : O_RDONLY);
+		if (fd < 0)
+			continue;
+		if (fuzz_next() & 1) {
+			if (pread(fd, page, sizeof(page), at) >= 0)
+				ok++;
+		} else if (pwrite(fd, page, sizeof(page), at) >= 0) {
+			ok++;
+		}
+		close(fd);
+	}
+	printf("fuzz-mt: %ld opens with I/O, %ld transfers succeeded\n", count, ok);
+	return 0;
+}
+
+/*
+ * PROCS ioctl fuzzers on the same devices, a loop-control fuzzer and an
+ * I/O process at once; each process has its own seed (SEED + its number).
+ * Only setup failures count: what the kernel must survive is checked by
+ * the kernel log (guest-dmesg) and the unload afterwards.
+ */
+static int fuzz_mt(unsigned long long seed, long count, int procs,
+		   const char *file, char **devs, int ndev)
+{
+	int idx[16], nidx = fuzz_indices(devs, ndev, idx), held[12];
+	pid_t pids[18];
+	int i, status, bad = 0, nproc = procs + 2;
+
+	if (procs < 1 || procs > 16)
+		return usage();
+	/* Held open throughout, so REMOVE meets busy devices and never takes one. */
+	for (i = 0; i < ndev; i++) {
+		held[i] = open(devs[i], O_RDONLY);
+		if (held[i] < 0)
+			return fail(devs[i]);
+	}
+	for (i = 0; i < nproc; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return fail("fork");
+		if (pids[i] == 0) {
+			fuzz_state = (seed + (unsigned long long)i) | 1;
+			if (i == procs)
+				_exit(fuzz_ctl(count, idx, nidx));
+			if (i == procs + 1)
+				_exit(fuzz_io(count, idx, nidx));
+			_exit(fuzz(seed + (unsigned long long)i, count, file, devs, ndev));
+		}
+	}
+	for (i = 0; i < nproc; i++) {
+		if (waitpid(pids[i], &status, 0) < 0)
+			return fail("waitpid");
+		if (!WIFEXITED(status) || WEXITSTATUS(status))
+			bad++;
+	}
+	for (i = 0; i < ndev; i++)
+		close(held[i]);
+	return bad ? 1 : 0;
+}
+
+struct stall_call {
+	int fd;
+	unsigned long cmd;
+	void *arg;
+	int ret, err;
+};
+
+static void *stall_ioctl(void *p)
+{
+	struct stall_call *c = p;
+
+	c->ret = ioctl(c->fd, c->cmd, c->arg);
+	c->err = errno;
+	return NULL;
+}
+
+/* Whether another process gets LOOP_GET_STATUS64 of DEV answered in 60 s. */
+static int status_answered(const char *dev)
+{
+	struct loop_info64 info;
+	int status, i;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		int fd = open(dev, O_RDONLY);
+
+		_exit(fd >= 0 && ioctl(fd, LOOP_GET_STATUS64, &info) == 0 ? 0 : 1);
+	}
+	for (i = 0; i < 600; i++) {
+		if (waitpid(pid, &status, WNOHANG) == pid)
+			return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+		usleep(100000);
+	}
+	/* Still waiting: it is blocked behind the stalled call. */
+	return 0;
+}
+
+static int stall(const char *dev, const char *what)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffdio_copy copy = { 0 };
+	struct stall_call call;
+	struct uffd_msg msg;
+	unsigned char *area, *fill;
+	pthread_t t;
+	int uffd, answered;
+
+	call.fd = open(dev, O_RDWR);
+	if (call.fd < 0)
+		return fail(dev);
+	fill = calloc(1, page);
+	area = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (!fill || area == MAP_FAILED)
+		return fail("memory");
+	if (!strcmp(what, "multi")) {
+		call.cmd = LOOP_MULTI_KEY_SETUP_V3;
+	} else if (!strcmp(what, "status")) {
+		call.cmd = LOOP_SET_STATUS64;
+		if (ioctl(call.fd, LOOP_GET_STATUS64, fill))
+			return fail("LOOP_GET_STATUS64");
+	} else {
+		return usage();
+	}
+	call.arg = area;
+	uffd = (int)syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		return fail("userfaultfd");
+	reg.range.start = (unsigned long)area;
+	reg.range.len = page;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg))
+		return fail("UFFDIO_REGISTER");
+	if (pthread_create(&t, NULL, stall_ioctl, &call))
+		return fail("pthread_create");
+	/* Once the fault is reported, the kernel is inside the copy. */
+	if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) || msg.event != UFFD_EVENT_PAGEFAULT)
+		return fail("userfaultfd read");
+	answered = status_answered(dev);
+	copy.dst = (unsigned long)area;
+	copy.src = (unsigned long)fill;
+	copy.len = page;
+	if (ioctl(uffd, UFFDIO_COPY, &copy))
+		return fail("UFFDIO_COPY");
+	pthread_join(t, NULL);
+	if (call.ret) {
+		errno = call.err;
+		return fail(what);
+	}
+	printf("stall %s: LOOP_GET_STATUS64 %s while the argument was held back\n",
+	       what, answered ? "answered" : "NOT answered");
+	return answered ? 0 : 1;
 }
 
 int main(int argc, char **argv)
@@ -504,6 +757,11 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fuzz") && argc >= 6)
 		return fuzz(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
 			    argv[4], argv + 5, argc - 5);
+	if (!strcmp(cmd, "stall") && argc == 4)
+		return stall(argv[2], argv[3]);
+	if (!strcmp(cmd, "fuzz-mt") && argc >= 7 && argc <= 6 + 12)
+		return fuzz_mt(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
+			       atoi(argv[4]), argv[5], argv + 6, argc - 6);
 	if (argc < 3)
 		return usage();
 	dev = argv[2];

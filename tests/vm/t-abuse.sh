@@ -1,10 +1,15 @@
 #!/bin/bash
 # VM test: the driver under hostile or careless use.
 #   fuzz-*       a bounded randomized run of loop ioctls (random commands,
-#                sizes, flags, key sizes, bad user pointers) on bound and
-#                unbound devices: no oops, no WARNING (guest-dmesg), and no
-#                device left bound; run.sh -u then checks the module unloads,
-#                so no reference leaked either
+#                sizes, flags, key sizes, bad user pointers, and as often
+#                valid ones) on bound and unbound devices, first from one
+#                process, then from four at once on the same devices with a
+#                fifth racing ADD, REMOVE and GET_FREE on /dev/loop-control
+#                and a sixth opening and doing I/O: no oops, no WARNING
+#                (guest-dmesg), and no device left bound; run.sh -u then
+#                checks the module unloads, so no reference leaked either.
+#                FUZZ_COUNT (20000) ioctls single, FUZZ_MT_COUNT (5000) per
+#                process; the debug kernel's tier runs more
 #   nonroot-*    nobody reads key bytes back, root included (none are
 #                kept); a user without CAP_SYS_ADMIN, given the device node,
 #                cannot change a key root set (spec section 5)
@@ -25,7 +30,10 @@ done
 # One bound, so the fuzzer starts with bound and unbound devices.
 "$lo_ioctl" configure /dev/loop21 "$work/fuzz.img" -t 16 -s 32 -k "$key"
 seed=${FUZZ_SEED:-$RANDOM}
-t_check "fuzz-seed-$seed" "$lo_ioctl" fuzz "$seed" 20000 "$work/fuzz.img" "${devs[@]}"
+t_check "fuzz-seed-$seed" "$lo_ioctl" fuzz "$seed" "${FUZZ_COUNT:-20000}" "$work/fuzz.img" "${devs[@]}"
+"$lo_ioctl" configure /dev/loop20 "$work/fuzz.img" -t 16 -s 16 -k "$key"
+t_check "fuzz-mt-seed-$seed" "$lo_ioctl" fuzz-mt "$seed" "${FUZZ_MT_COUNT:-5000}" 4 \
+	"$work/fuzz.img" "${devs[@]}"
 for d in "${devs[@]}"; do
 	"$lo_ioctl" clr "$d" 2>/dev/null
 done

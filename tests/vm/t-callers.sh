@@ -21,6 +21,12 @@
 #   rekey-refused-* a real key change on a keyed device is refused (EBUSY)
 #   status-no-key   GET_STATUS64 gives no key bytes, not even to root
 #   status-null     LOOP_GET_STATUS(64) with a NULL argument: EINVAL, as stock
+#   copied-unlocked-* an ioctl's argument is read before the device is locked:
+#                   with the key slots of LOOP_MULTI_KEY_SETUP_V3 or the
+#                   loop_info64 of SET_STATUS64 on a page userfaultfd holds
+#                   back, another process's GET_STATUS64 is still answered
+#                   (multi-key read its slots under lo_mutex: a fault that
+#                   needs this device, a swap file on it say, deadlocked)
 #   held-*          losetup -d of a device open elsewhere: succeeds, no new
 #                   opener gets in, the open one still reads, the last close
 #                   unbinds (the key is wiped with the binding)
@@ -191,12 +197,19 @@ if dev=$(losetup -e AES128 -p 3 -f --show "$work/rekey.img" 3<<<"$pass"); then
 	t_expect_fail rekey-refused-size EBUSY \
 		"$lo_ioctl" set-status "$dev" -t 16 -s 32 -k ffeeddccbbaa99887766554433221100
 	t_expect_eq rekey-refused-data "$before" "$(fresh_sha "$dev")"
+	t_check copied-unlocked-set-status "$lo_ioctl" stall "$dev" status
 	t_expect_fail status-null EINVAL "$lo_ioctl" raw "$dev" 0x4C05 0
 	t_expect_fail status-old-null EINVAL "$lo_ioctl" raw "$dev" 0x4C03 0
 	# Multi-key set-up goes on the single key once; a second would re-key.
 	t_check rekey-multi-once "$lo_ioctl" multi "$dev" "$work/slots65.hex"
 	t_expect_fail rekey-refused-multi-again EBUSY "$lo_ioctl" multi "$dev" "$work/slots65.hex"
 	losetup.stock -d "$dev"
+	if dev=$(losetup -e AES128 -p 3 -f --show "$work/rekey.img" 3<<<"$pass"); then
+		t_check copied-unlocked-multi-key "$lo_ioctl" stall "$dev" multi
+		losetup.stock -d "$dev"
+	else
+		t_fail copied-unlocked-multi-key "could not set up an encrypted loop"
+	fi
 else
 	t_fail rekey "could not set up an encrypted loop"
 fi
