@@ -15,7 +15,11 @@
 #   make check-host      host tests (also under ASan and UBSan)
 #   make bench           MB/s of every crypto path against OpenSSL and aespipe
 #                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
-#   make check           every test, the VM suites included (tests/check.sh)
+#   make check           what CI runs: every test, the VM suites on 6.1 and 7.3
+#                        and a smoke set on 6.12 and 7.3-rt (tests/check.sh)
+#   make check-full      every VM suite on all four kernels
+#   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN 7.3
+#                        kernel built from Debian's source (tests/check-debug.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
@@ -67,7 +71,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install install-tools losetup losetup-2.41 host-tests check-host bench vm-tools check demo clean \
+.PHONY: all userspace module install install-tools losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -177,6 +181,12 @@ $(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
 
 check:
 	tests/check.sh
+
+check-full:
+	FULL=1 tests/check.sh
+
+check-debug:
+	tests/check-debug.sh
 
 demo:
 	tests/demo.sh

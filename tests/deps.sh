@@ -15,6 +15,10 @@ packages=(
 	# the test VM; the guest also runs dmsetup, and gpg with its agent for loop-AES
 	# gpg-encrypted key files
 	qemu-system-x86 busybox-static cpio kmod dmsetup gpg gpg-agent
+	# trixie's kernels (7.x) are built with trixie's gcc-14, and their kbuild
+	# helpers need trixie's C library: tests/vm/kmake.sh builds modules for them
+	# in a trixie build root made by mmdebstrap
+	mmdebstrap
 	# shell script checks
 	shellcheck
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,

@@ -30,7 +30,8 @@ RESTRICT="test"
 # Global, so that linux-mod-r1_pkg_setup evaluates it (MODULES is its own).
 CONFIG_CHECK="BLOCK"
 ERROR_BLOCK="CONFIG_BLOCK: aesloop is a block device driver and needs the block layer"
-# The kernels the driver is built and tested against: 6.1 and 6.12.
+# The kernels the driver is built and tested against: Debian's 6.1, 6.12 and 7.3
+# (with its PREEMPT_RT flavour); 6.1 is the oldest it supports.
 MODULES_KERNEL_MIN=6.1
 
 DOCS=( README.md )

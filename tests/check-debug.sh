@@ -1,0 +1,60 @@
+#!/bin/bash
+# The debug kernel's tier (make check-debug): every VM suite, the random ioctl abuse test at
+# five times CI's length, and the real callers' sequences, on a 7.3 kernel built from Debian's
+# source with KASAN, KFENCE, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_WORK/TIMERS, kmemleak,
+# UBSAN and the hung-task detector (tests/vm/debug-kernel.sh; built once, cached in build/).
+# A report of any of them fails the run (guest-dmesg), as a WARNING or an oops does.
+# Not run by CI: the kernel alone takes most of an hour to build on two cores (the README has
+# the times). Run it before resolving an issue that touches loop/.
+# The last line is "N passed, N failed, N skipped".
+set -uo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top" || exit 2
+log=$top/build/check-debug
+# shellcheck source=tests/check-lib.sh
+. "$top/tests/check-lib.sh"
+
+# KASAN and lockdep make the guest several times slower under TCG.
+export VM_LIMIT_FACTOR=4
+
+stage "Dependencies"
+step setup-deps tests/deps.sh || exit 1
+
+stage "Build"
+step build-userspace make userspace vm-tools INTELAES=y
+step build-losetup make losetup
+share_vectors
+
+stage "Debug kernel"
+if ! kver=$(tests/vm/debug-kernel.sh 2>"$log/debug-kernel.log"); then
+	tail -n 30 "$log/debug-kernel.log"
+	echo "FAIL debug-kernel: could not build it (log: $log/debug-kernel.log)" | tee -a "$results"
+	summary
+	exit 1
+fi
+grep -h 'built in' "$log/debug-kernel.log" || true
+if module_for "$kver"; then
+	kvers=" $kver"
+	for t in t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers; do
+		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
+	done
+	vm_results -k "$kver" -n "$kver/aes-path" /aesloop/tests/vm/t-aes-path.sh max
+	vm_results -k "$kver" -u -e FUZZ_COUNT=100000 -e FUZZ_MT_COUNT=25000 \
+		-n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
+	vm_results -k "$kver" -M 512 -d 768 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
+	for t in t-driver t-bdev t-callers; do
+		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
+			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
+	done
+	if build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
+		for t in t-crypt t-callers; do
+			vm_results -k "$kver" -n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
+		done
+		build_module "$kver" "build-module-$kver-again"
+	fi
+else
+	echo "SKIP vm-$kver: loop.ko did not build" | tee -a "$results"
+fi
+
+summary

@@ -1,0 +1,113 @@
+# shellcheck shell=bash
+# Sourced by tests/check.sh and tests/check-debug.sh, from the top of the checkout, with $top
+# and $log (the folder for logs and results.txt) set: the result bookkeeping both share.
+: "${top:?}" "${log:?}"
+mkdir -p "$log"
+results=$log/results.txt
+: >"$results"
+# The kernels whose VM results summary() counts, as their releases.
+kvers=
+
+stage() { printf '\n=== %s\n' "$*"; }
+
+# record NAME CMD...: runs CMD; its PASS/FAIL/SKIP lines are results, and a
+# non-zero exit without a FAIL line of its own is one more failure.
+record() {
+	local name=$1 out=$log/$1.log rc
+	shift
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	grep -E '^(PASS|FAIL|SKIP) ' "$out" >>"$results"
+	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+		echo "FAIL $name: exit status $rc (log: $out)" | tee -a "$results"
+	fi
+	return "$rc"
+}
+
+# step NAME CMD...: one result for the whole command.
+step() {
+	local name=$1 out=$log/$1.log
+	shift
+	if "$@" >"$out" 2>&1; then
+		echo "PASS $name" | tee -a "$results"
+	else
+		tail -n 30 "$out"
+		echo "FAIL $name: $* (log: $out)" | tee -a "$results"
+		return 1
+	fi
+}
+
+# The wall-clock limit of a VM run of SUITE: about eight times what the
+# suite took on this project's two-core machine with other guests running
+# (the README has the measured times), and never under 300 s, so that a
+# busy machine makes a run slow, not failed.  VM_LIMIT_FACTOR multiplies it
+# for slower kernels (the debug kernel's tier).
+vm_limit() {
+	local limit
+	case "$1" in
+	t-driver | t-bdev | t-keys | t-mount | t-swap) limit=1200 ;;
+	t-callers | t-abuse | t-crypt | t-multikey) limit=600 ;;
+	*) limit=300 ;;
+	esac
+	echo $((limit * ${VM_LIMIT_FACTOR:-1}))
+}
+
+vm_results() { # the VM harness appends "PASS|FAIL|SKIP NAME" lines itself
+	local a suite=
+	for a in "$@"; do
+		case "$a" in
+		*/t-*.sh) suite=${a##*/} suite=${suite%.sh} ;;
+		esac
+	done
+	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$suite")" "$@"
+}
+
+# loop.ko for kernel KVER, built with that kernel's compiler (kmake.sh), W=1 and
+# objtool saying nothing.
+build_module() { # KVER NAME [MAKE-VARIABLES...]
+	local kver=$1 name=$2
+	shift 2
+	step "$name" tests/vm/kmake.sh "$kver" module \
+		KDIR="$top/build/kernel/$kver/lib/modules/$kver/build" "$@"
+}
+
+# The default loop.ko for KVER, and a result for what W=1 and objtool said of it: nothing,
+# or a failure.  Status 1 when it did not build.
+module_for() { # KVER
+	local kver=$1
+	build_module "$kver" "build-module-$kver" || return 1
+	if grep -Ei 'warning|error' "$log/build-module-$kver.log"; then
+		echo "FAIL build-module-$kver-warnings: see $log/build-module-$kver.log" | tee -a "$results"
+	else
+		echo "PASS build-module-$kver-warnings" | tee -a "$results"
+	fi
+}
+
+# The guest sees the project and build/vm/share, not ../shared: the test vectors go there.
+share_vectors() {
+	rm -rf build/vm/share/vectors
+	mkdir -p build/vm/share
+	cp -r "$(tests/host/vectors-dir.sh)" build/vm/share/vectors
+}
+
+# The counts per kernel, the failures, and the last line: "N passed, N failed, N skipped".
+# Its status is 0 only when nothing failed.
+summary() {
+	local pass fail skip kver
+	pass=$(grep -c '^PASS ' "$results")
+	fail=$(grep -c '^FAIL ' "$results")
+	skip=$(grep -c '^SKIP ' "$results")
+	stage "Per kernel"
+	for kver in $kvers; do
+		echo "$kver: $(grep -c "^PASS $kver/" "$results") passed," \
+			"$(grep -c "^FAIL $kver/" "$results") failed," \
+			"$(grep -c "^SKIP $kver/" "$results") skipped in the VM"
+	done
+	if [ "$fail" -gt 0 ]; then
+		stage "Failures"
+		grep '^FAIL ' "$results"
+	fi
+	echo
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ "$fail" -eq 0 ]
+}
