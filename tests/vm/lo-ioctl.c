@@ -48,6 +48,10 @@
  *                                       key sizes and bad pointers, and as
  *                                       often valid ones; FILE is the only
  *                                       backing file it binds
+ *   lo-ioctl excl DEV CMD...            run CMD while holding DEV open
+ *                                       O_EXCL (an exclusive claim, as a
+ *                                       mount or mkfs holds it); exits as
+ *                                       CMD did
  *   lo-ioctl stall DEV multi|status     LOOP_MULTI_KEY_SETUP_V3 (65 zero
  *                                       keys) or LOOP_SET_STATUS64 (the
  *                                       device's status back) with its
@@ -757,6 +761,16 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fuzz") && argc >= 6)
 		return fuzz(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
 			    argv[4], argv + 5, argc - 5);
+	if (!strcmp(cmd, "excl") && argc >= 4) {
+		int rc;
+
+		fd = open(argv[2], O_RDONLY | O_EXCL);
+		if (fd < 0)
+			return fail(argv[2]);
+		rc = run(argv + 3);
+		close(fd);
+		return rc ? 1 : 0;
+	}
 	if (!strcmp(cmd, "stall") && argc == 4)
 		return stall(argv[2], argv[3]);
 	if (!strcmp(cmd, "fuzz-mt") && argc >= 7 && argc <= 6 + 12)

@@ -21,6 +21,9 @@
 #   rekey-refused-* a real key change on a keyed device is refused (EBUSY)
 #   status-no-key   GET_STATUS64 gives no key bytes, not even to root
 #   status-null     LOOP_GET_STATUS(64) with a NULL argument: EINVAL, as stock
+#   claim-*         LOOP_CONFIGURE and LOOP_SET_BLOCK_SIZE while another
+#                   opener holds the device exclusively: EBUSY, as stock
+#                   (they went through)
 #   copied-unlocked-* an ioctl's argument is read before the device is locked:
 #                   with the key slots of LOOP_MULTI_KEY_SETUP_V3 or the
 #                   loop_info64 of SET_STATUS64 on a page userfaultfd holds
@@ -213,6 +216,20 @@ if dev=$(losetup -e AES128 -p 3 -f --show "$work/rekey.img" 3<<<"$pass"); then
 else
 	t_fail rekey "could not set up an encrypted loop"
 fi
+
+# --- a reconfiguration claims the device, as stock ----------------------------------
+# LOOP_CONFIGURE and LOOP_SET_BLOCK_SIZE from a caller without an exclusive
+# open claim the device for the change, so a mount or mkfs holding it
+# exclusively (here: an O_EXCL open) is never reconfigured under its feet.
+t_zerofile "$work/claim.img" 1M
+cdev=/dev/loop$("$lo_ioctl" get-free)
+t_expect_fail claim-configure-refused EBUSY \
+	"$lo_ioctl" excl "$cdev" "$lo_ioctl" configure "$cdev" "$work/claim.img"
+t_check claim-configure-unclaimed "$lo_ioctl" configure "$cdev" "$work/claim.img"
+t_expect_fail claim-block-size-refused EBUSY \
+	"$lo_ioctl" excl "$cdev" "$lo_ioctl" raw "$cdev" 0x4C09 4096
+t_check claim-block-size-unclaimed "$lo_ioctl" raw "$cdev" 0x4C09 4096
+"$lo_ioctl" clr "$cdev"
 
 # --- losetup -d of a device that is open elsewhere -------------------------------
 t_zerofile "$work/held.img" 4M
