@@ -64,12 +64,14 @@
  *                                       before any lock is taken
  *   lo-ioctl fuzz-mt SEED COUNT PROCS FILE DEV...  the same in PROCS
  *                                       processes on the same DEVs at once,
+ *                                       each ioctl on an open of its own,
  *                                       with one more doing COUNT random
  *                                       ADD, REMOVE and GET_FREE on
  *                                       /dev/loop-control (the DEVs' indices
  *                                       and four above the highest) and one
  *                                       more opening, reading, writing and
- *                                       closing all of those devices
+ *                                       closing all of those devices; the
+ *                                       DEVs exist again at the end
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
  *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -i LO_INIT0
  *       -r (open the file read-only)
@@ -445,8 +447,14 @@ static unsigned long fuzz_arg(unsigned long cmd, void *good, int ffd)
 	}
 }
 
+/*
+ * REOPEN (fuzz-mt): each ioctl on a fresh open of its device, closed after,
+ * as short-lived openers (udev, losetup) do; an open that fails (a device
+ * removed, or detaching) skips that ioctl.  Otherwise the devices stay open
+ * and are cleared at the end.
+ */
 static int fuzz(unsigned long long seed, long count, const char *file,
-		char **devs, int ndev)
+		char **devs, int ndev, int reopen)
 {
 	static const unsigned long cmds[] = {
 		LOOP_SET_FD, LOOP_CLR_FD, LOOP_SET_STATUS, LOOP_GET_STATUS,
@@ -463,13 +471,14 @@ static int fuzz(unsigned long long seed, long count, const char *file,
 	ffd = open(file, O_RDWR);
 	if (ffd < 0 || ndev > 16)
 		return fail(file);
-	for (i = 0; i < ndev; i++) {
+	for (i = 0; i < ndev && !reopen; i++) {
 		fds[i] = open(devs[i], O_RDWR);
 		if (fds[i] < 0)
 			return fail(devs[i]);
 	}
 	for (n = 0; n < count; n++) {
-		int fd = fds[fuzz_next() % ndev];
+		int d = (int)(fuzz_next() % ndev);
+		int fd = reopen ? open(devs[d], O_RDWR) : fds[d];
 		unsigned long cmd = cmds[fuzz_next() % (sizeof(cmds) / sizeof(cmds[0]))];
 		struct loop_config *cfg = (struct loop_config *)buf;
 		struct loop_info64 *info = cmd == LOOP_CONFIGURE ? &cfg->info :
@@ -495,10 +504,14 @@ static int fuzz(unsigned long long seed, long count, const char *file,
 						  (unsigned int)fuzz_next();
 			}
 		}
+		if (fd < 0)
+			continue;
 		if (ioctl(fd, cmd, fuzz_arg(cmd, buf, ffd)) == 0)
 			ok++;
+		if (reopen)
+			close(fd);
 	}
-	for (i = 0; i < ndev; i++) {
+	for (i = 0; i < ndev && !reopen; i++) {
 		ioctl(fds[i], LOOP_CLR_FD, 0);
 		close(fds[i]);
 	}
@@ -544,7 +557,9 @@ static int fuzz_ctl(long count, const int *idx, int nidx)
 		if (ioctl(cfd, op, arg) >= 0)
 			ok++;
 	}
-	/* The four extra devices go; the DEVs are held open (EBUSY). */
+	/* The DEVs are there again for the caller; the four extra ones go. */
+	for (n = 0; n < nidx - 4; n++)
+		ioctl(cfd, LOOP_CTL_ADD, idx[n]);
 	for (n = nidx - 4; n < nidx; n++)
 		ioctl(cfd, LOOP_CTL_REMOVE, idx[n]);
 	close(cfd);
@@ -588,18 +603,12 @@ static int fuzz_io(long count, const int *idx, int nidx)
 static int fuzz_mt(unsigned long long seed, long count, int procs,
 		   const char *file, char **devs, int ndev)
 {
-	int idx[16], nidx = fuzz_indices(devs, ndev, idx), held[12];
+	int idx[16], nidx = fuzz_indices(devs, ndev, idx);
 	pid_t pids[18];
 	int i, status, bad = 0, nproc = procs + 2;
 
 	if (procs < 1 || procs > 16)
 		return usage();
-	/* Held open throughout, so REMOVE meets busy devices and never takes one. */
-	for (i = 0; i < ndev; i++) {
-		held[i] = open(devs[i], O_RDONLY);
-		if (held[i] < 0)
-			return fail(devs[i]);
-	}
 	for (i = 0; i < nproc; i++) {
 		pids[i] = fork();
 		if (pids[i] < 0)
@@ -610,7 +619,7 @@ static int fuzz_mt(unsigned long long seed, long count, int procs,
 				_exit(fuzz_ctl(count, idx, nidx));
 			if (i == procs + 1)
 				_exit(fuzz_io(count, idx, nidx));
-			_exit(fuzz(seed + (unsigned long long)i, count, file, devs, ndev));
+			_exit(fuzz(seed + (unsigned long long)i, count, file, devs, ndev, 1));
 		}
 	}
 	for (i = 0; i < nproc; i++) {
@@ -619,8 +628,6 @@ static int fuzz_mt(unsigned long long seed, long count, int procs,
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			bad++;
 	}
-	for (i = 0; i < ndev; i++)
-		close(held[i]);
 	return bad ? 1 : 0;
 }
 
@@ -760,7 +767,7 @@ int main(int argc, char **argv)
 		return ctl_race(atoi(argv[2]), strtol(argv[3], NULL, 0));
 	if (!strcmp(cmd, "fuzz") && argc >= 6)
 		return fuzz(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
-			    argv[4], argv + 5, argc - 5);
+			    argv[4], argv + 5, argc - 5, 0);
 	if (!strcmp(cmd, "excl") && argc >= 4) {
 		int rc;
 
