@@ -67,6 +67,16 @@ t_log() {
 	fi
 }
 
+# t_dmesg_mark NAME, then t_dmesg_since NAME: the kernel log from the mark on.  For checks
+# of what one step logs; the log itself is never cleared (dmesg -c), since guest-dmesg
+# checks all of it at the end.
+t_dmesg_mark() {
+	echo "aesloop-test: mark $1" >/dev/kmsg
+}
+t_dmesg_since() {
+	dmesg | sed -n "/aesloop-test: mark $1\$/,\$p"
+}
+
 # Prints the tail of the last command's output, indented, on the console.
 _t_show_output() {
 	[ -s "$_t_out" ] || return 0

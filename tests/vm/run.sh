@@ -238,7 +238,9 @@ qemu=(
 	-nographic -no-reboot -nodefaults -no-user-config
 	-kernel "$vmlinuz" -initrd "$initrd"
 	# panic=-1 with -no-reboot: a guest panic ends QEMU instead of hanging until the timeout.
-	-append "console=ttyS0 panic=-1 loglevel=4 aesloop.job=${rundir#"$top"/}/job"
+	# log_buf_len: the whole run's kernel log stays for guest-dmesg (a debug kernel and
+	# the suites' step lines overflow the default 128 KiB).
+	-append "console=ttyS0 panic=-1 loglevel=4 log_buf_len=8M aesloop.job=${rundir#"$top"/}/job"
 	# ttyS0: the console; ttyS1: the result channel (see init.sh).
 	-serial mon:stdio -serial "file:$channel"
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"

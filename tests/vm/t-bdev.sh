@@ -261,18 +261,20 @@ if lower=$(lower4k); then
 		t_check 4kn-notice sh -c "dmesg | grep '${up#/dev/}: offset 0 and 512-byte blocks do not suit the 4096-byte sectors of ${lower#/dev/}: I/O goes through [i]ts page cache'"
 		losetup.stock -d "$up"
 	fi
-	dmesg -c >/dev/null
+	t_dmesg_mark 4kn-b4096
 	if up=$(losetup.stock -b 4096 -f --show "$lower"); then
-		t_check 4kn-b4096-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		t_expect_eq 4kn-b4096-no-notice 0 \
+			"$(t_dmesg_since 4kn-b4096 | grep -c "${up#/dev/}: .*goes through its page cache")"
 		losetup.stock -d "$up"
 	fi
 	# --direct-io=on without -b: the device's 4096-byte sectors, as the
 	# stock driver picks them, so bios.
-	dmesg -c >/dev/null
+	t_dmesg_mark 4kn-direct-io
 	if up=$(losetup.stock --direct-io=on -f --show "$lower"); then
 		t_expect_eq 4kn-direct-io-bsize 4096 "$(cat "/sys/block/${up#/dev/}/queue/logical_block_size")"
 		t_expect_eq 4kn-direct-io-dio 1 "$(cat "/sys/block/${up#/dev/}/loop/dio")"
-		t_check 4kn-direct-io-no-notice sh -c "! dmesg | grep '${up#/dev/}: .*goes through [i]ts page cache'"
+		t_expect_eq 4kn-direct-io-no-notice 0 \
+			"$(t_dmesg_since 4kn-direct-io | grep -c "${up#/dev/}: .*goes through its page cache")"
 		losetup.stock -d "$up"
 	else
 		t_fail 4kn-direct-io "losetup --direct-io=on on $lower failed"

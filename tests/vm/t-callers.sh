@@ -405,10 +405,10 @@ fi
 # EOPNOTSUPP the write-zeroes limit is cleared, so the log is not flooded.
 t_zerofile "$work/wz.img" 256M
 if dev=$(losetup.stock -f --show "$work/wz.img"); then
-	dmesg -c >/dev/null
+	t_dmesg_mark write-zeroes
 	t_check write-zeroes-mkfs mkfs.ext4 -q -F "$dev"
 	t_expect_eq write-zeroes-cleared 0 "$(sysfs "$dev" queue/write_zeroes_max_bytes)"
-	n=$(dmesg | grep -c "operation not supported error, dev ${dev#/dev/}") || true
+	n=$(t_dmesg_since write-zeroes | grep -c "operation not supported error, dev ${dev#/dev/}") || true
 	t_check "write-zeroes-logged-once-not-$n-times" test "$n" -le 2
 	losetup.stock -d "$dev"
 fi
