@@ -113,7 +113,7 @@ if [ ! -f "$obj/.aesloop-config-ok" ]; then
 	touch "$obj/.aesloop-config-ok"
 fi
 
-say "building $kver (about 45 minutes on two cores the first time)"
+say "building $kver (over an hour on two cores, the first time only)"
 start=$(date +%s)
 make -C "$src" O="$obj" -j"$(nproc)" -s bzImage modules >&2
 say "built in $(($(date +%s) - start)) s"
