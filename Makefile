@@ -4,10 +4,12 @@
 #                        the running kernel (or KDIR=...)
 #   make module          loop.ko only
 #   make install         loop.ko into /lib/modules/$(KVER)/updates, then depmod
+#                        for that kernel (INSTALL_MOD_PATH=DIR: into DIR/lib/...,
+#                        e.g. a system image's root, and depmod -b DIR)
 #   make install-tools   the patched losetup, mount, swapon and swapoff into
 #                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
 #                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
-#                        DESTDIR too)
+#                        DESTDIR too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
 #   make losetup         the util-linux losetup with the aesloop patch
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
@@ -150,17 +152,22 @@ $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaeslo
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop W=1 modules
 
+# depmod for the kernel installed into, in the tree installed into: not the
+# running kernel's when KVER or INSTALL_MOD_PATH point elsewhere.
 install: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop INSTALL_MOD_DIR=updates modules_install
-	depmod -a $(KVER)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop INSTALL_MOD_DIR=updates \
+		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(abspath $(INSTALL_MOD_PATH))) modules_install
+	depmod -a $(if $(INSTALL_MOD_PATH),-b $(abspath $(INSTALL_MOD_PATH))) $(KVER)
 
 # /usr/local/sbin comes before /usr/sbin in root's PATH on Debian, so these
 # are the ones a shell runs; util-linux's own stay where they are.
-install-tools: losetup userspace
+# UL_BUILD: which util-linux build's programs (build, or build/ul-2.41).
+UL_BUILD  ?= $(BUILD)
+install-tools: $(UL_BUILD)/bin/losetup userspace
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man4
-	install -m 0755 $(BUILD)/bin/losetup $(BUILD)/bin/mount $(BUILD)/bin/swapon \
-		$(BUILD)/bin/swapoff $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(UL_BUILD)/bin/losetup $(UL_BUILD)/bin/mount $(UL_BUILD)/bin/swapon \
+		$(UL_BUILD)/bin/swapoff $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
 	# Its own name: a losetup.8 here would hide util-linux's page.
 	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8

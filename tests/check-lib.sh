@@ -46,7 +46,7 @@ vm_limit() {
 	local limit
 	case "$1" in
 	t-driver | t-bdev | t-keys | t-mount | t-swap) limit=1200 ;;
-	t-callers | t-abuse | t-crypt | t-multikey) limit=600 ;;
+	t-callers | t-abuse | t-crypt | t-multikey | t-udev | t-udisks) limit=600 ;;
 	*) limit=300 ;;
 	esac
 	echo $((limit * ${VM_LIMIT_FACTOR:-1}))
@@ -60,6 +60,17 @@ vm_results() { # the VM harness appends "PASS|FAIL|SKIP NAME" lines itself
 		esac
 	done
 	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$suite")" "$@"
+}
+
+# A system suite (tests/system/run.sh) booted in a Debian image; the limit as vm_limit's.
+system_results() {
+	local a suite=
+	for a in "$@"; do
+		case "$a" in
+		*/t-*.sh) suite=${a##*/} suite=${suite%.sh} ;;
+		esac
+	done
+	tests/system/run.sh -q -r "$results" -t "$(vm_limit "$suite")" "$@"
 }
 
 # loop.ko for kernel KVER, built with that kernel's compiler (kmake.sh), W=1 and

@@ -7,7 +7,8 @@
 #   tests/check.sh                what CI runs: every suite on 6.1 and 7.3, a smoke
 #                                 set on 6.12 and 7.3-rt (the README has the times)
 #   FULL=1 tests/check.sh         every suite on every kernel (make check-full)
-#   KSERIES=7.3 tests/check.sh    only these guest kernels
+#   KSERIES=7.3 tests/check.sh    only these guest kernels (KSERIES= none)
+#   SYSTEMS=trixie tests/check.sh only these system images (SYSTEMS= none)
 # The debug kernel's tier has its own command: tests/check-debug.sh (make check-debug).
 set -uo pipefail
 
@@ -71,7 +72,7 @@ variant_on() { # VARIANT SERIES
 }
 
 # Each kernel series: build loop.ko against it, then run its tier's VM suites.
-for kser in ${KSERIES:-6.1 7.3 6.12 7.3-rt}; do
+for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	tier=$(tier_of "$kser")
 	stage "Kernel $kser ($tier)"
 	if ! kver=$(tests/vm/kernel.sh "$kser" 2>"$log/kernel-$kser.log"); then
@@ -151,6 +152,17 @@ for kser in ${KSERIES:-6.1 7.3 6.12 7.3-rt}; do
 		variant_on threads4 "$kser" || break
 		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
 			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
+	done
+done
+
+# Real Debian systems booted with systemd, udev and udisks, aesloop installed as the README
+# says: bookworm (6.1, util-linux 2.38.1) and trixie (7.3 from trixie-backports, 2.41).
+for suite in ${SYSTEMS-bookworm trixie}; do
+	stage "System: Debian $suite (tests/system)"
+	step "system-image-$suite" tests/system/image.sh "$suite" || continue
+	kvers+=" $suite"
+	for t in t-boot t-udev t-udisks; do
+		system_results -s "$suite" "tests/system/$t.sh"
 	done
 done
 

@@ -17,8 +17,9 @@ packages=(
 	qemu-system-x86 busybox-static cpio kmod dmsetup gpg gpg-agent
 	# trixie's kernels (7.x) are built with trixie's gcc-14, and their kbuild
 	# helpers need trixie's C library: tests/vm/kmake.sh builds modules for them
-	# in a trixie build root made by mmdebstrap
-	mmdebstrap
+	# in a trixie build root made by mmdebstrap; mmdebstrap also makes the system
+	# test images (tests/system), which boot on copy-on-write overlays (qemu-img)
+	mmdebstrap qemu-utils
 	# shell script checks
 	shellcheck
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,

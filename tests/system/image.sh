@@ -1,0 +1,160 @@
+#!/bin/bash
+# Usage: tests/system/image.sh SUITE
+# Builds the system test image of Debian SUITE (bookworm or trixie) and prints the folder that
+# holds it: root.img (ext4, the whole root file system, no partition table), vmlinuz, initrd.img
+# and kver.  Two layers, each cached under build/system/SUITE:
+#   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
+#             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
+#             (bookworm: 6.1; trixie: 7.3 from trixie-backports), and tests/system/rootfs (the
+#             test unit, the shutdown hook).  Rebuilt when the package list, make_base, rootfs/,
+#             fstab or the kernel release change.
+#   root.img  base.tar with aesloop installed as the README tells a user: make install (loop.ko
+#             into updates/, depmod) and make install-tools (util-linux 2.38.1's patched
+#             programs on bookworm, 2.41's on trixie), then update-initramfs.  Rebuilt when
+#             what is installed changes.
+# mke2fs -d makes the file system from a folder: nothing is mounted on this host.  Needs root.
+set -euo pipefail
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+say() { echo "image.sh: $*" >&2; }
+die() { say "$*"; exit 1; }
+
+[ $# -eq 1 ] || die "usage: $0 bookworm|trixie"
+suite=$1
+mirror=http://deb.debian.org/debian
+keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+case "$suite" in
+bookworm)
+	kseries=6.1 ul_build=build
+	sources="deb [signed-by=$keyring] $mirror bookworm main
+deb [signed-by=$keyring] $mirror bookworm-updates main
+deb [signed-by=$keyring] http://deb.debian.org/debian-security bookworm-security main"
+	;;
+trixie)
+	kseries=7.3 ul_build=build/ul-2.41
+	sources="deb [signed-by=$keyring] $mirror trixie main
+deb [signed-by=$keyring] $mirror trixie-updates main
+deb [signed-by=$keyring] http://deb.debian.org/debian-security trixie-security main
+deb [signed-by=$keyring] $mirror trixie-backports main"
+	;;
+*) die "unknown suite '$suite' (bookworm or trixie)" ;;
+esac
+command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (tests/deps.sh)"
+kver=$("$top/tests/vm/kernel.sh" "$kseries") || die "kernel.sh $kseries failed"
+ktree="$top/build/kernel/$kver/lib/modules/$kver/build"
+
+out="$top/build/system/$suite"
+mkdir -p "$out"
+exec 8>"$out/.lock"
+flock 8
+
+# What the image is made of, as the packages a user would install.  No recommends: udisks2's
+# would pull in every file system's tools; polkitd is what authorizes udisksctl.
+packages=(
+	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs initramfs-tools gnupg
+	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver"
+)
+
+key_of() { sha256sum | cut -c1-16; }
+
+# The base layer: what it is made of is its key (this function's text included), so that a
+# change to the install step below does not rebuild Debian.
+make_base() {
+	local hostname=aesloop-$suite
+	say "making the $suite base system in ${out#"$top"/}/base.tar (mmdebstrap)"
+	rm -f "$out/base.tar" "$out/base.key" "$out/base-new.tar"
+	# In a mount namespace of its own: a run that is killed leaves no mounts behind.
+	# shellcheck disable=SC2016 # the hooks are run by mmdebstrap's shell, with $1 the root
+	unshare --mount --propagation private -- \
+		mmdebstrap --quiet --variant=apt --aptopt='APT::Install-Recommends "false"' \
+		--include="$(
+			IFS=,
+			echo "${packages[*]}"
+		)" \
+		--customize-hook="cp -a '$top/tests/system/rootfs/.' \"\$1/\"" \
+		--customize-hook="echo $hostname >\"\$1/etc/hostname\"" \
+		--customize-hook="cp '$top/tests/system/fstab' \"\$1/etc/fstab\"" \
+		--customize-hook='mkdir -p "$1/aesloop" "$1/share"' \
+		--customize-hook='chroot "$1" passwd -dq root' \
+		--customize-hook='chroot "$1" systemctl enable aesloop-test.service' \
+		--customize-hook='rm -f "$1/etc/machine-id" && touch "$1/etc/machine-id"' \
+		"$suite" "$out/base-new.tar" "$sources" >&2 || die "mmdebstrap $suite failed"
+	mv "$out/base-new.tar" "$out/base.tar"
+	echo "$base_key" >"$out/base.key"
+}
+base_key=$({
+	echo "$suite $kver ${packages[*]} $sources"
+	declare -f make_base
+	cat "$top/tests/system/fstab"
+	(cd "$top/tests/system/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
+} | key_of)
+if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.tar" ]; then
+	make_base
+fi
+
+# What install-tools installs, built first (as a user runs make before make install).
+make -C "$top" userspace "$ul_build/bin/losetup" >"$out/build.log" 2>&1 ||
+	{ tail -n 20 "$out/build.log" >&2; die "make userspace $ul_build/bin/losetup failed"; }
+
+# aesloop, installed into a copy of the base.  What goes in: the module source, the tools and
+# the install rules.
+img_key=$({
+	echo "$base_key $ul_build"
+	cat "${BASH_SOURCE[0]}"
+	cd "$top"
+	git ls-files -z loop aes aes-intel tools Makefile | xargs -0 sha256sum
+	sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
+		"$ul_build"/bin/swapoff build/bin/aesloop-pipe
+} | key_of)
+if [ "$(cat "$out/root.key" 2>/dev/null)" = "$img_key" ] && [ -f "$out/root.img" ]; then
+	echo "$out"
+	exit 0
+fi
+
+say "installing aesloop into the $suite image (kernel $kver, util-linux ${ul_build#build/})"
+rm -f "$out/root.key" "$out/root.img"
+root="$out/root"
+rm -rf "$root"
+mkdir -p "$root"
+tar -C "$root" -xf "$out/base.tar"
+# With that kernel's compiler (kmake.sh), as check.sh builds it.
+"$top/tests/vm/kmake.sh" "$kver" install KDIR="$ktree" KVER="$kver" \
+	INSTALL_MOD_PATH="$root" >"$out/install.log" 2>&1 ||
+	{ tail -n 20 "$out/install.log" >&2; die "make install failed (${out#"$top"/}/install.log)"; }
+make -C "$top" install-tools DESTDIR="$root" UL_BUILD="$ul_build" >>"$out/install.log" 2>&1 ||
+	{ tail -n 20 "$out/install.log" >&2; die "make install-tools failed"; }
+ko=$(find "$root/lib/modules/$kver/updates" -name 'loop.ko*' | head -n 1)
+[ -n "$ko" ] || die "make install put no loop.ko into the image's updates/"
+# Its ELF build id, which the guest compares with the loaded module's (guest.sh).
+case "$ko" in
+*.xz) xz -dc "$ko" >"$out/loop.ko" ;;
+*.zst) zstd -qdc "$ko" >"$out/loop.ko" ;;
+*.gz) gzip -dc "$ko" >"$out/loop.ko" ;;
+*) cp "$ko" "$out/loop.ko" ;;
+esac
+readelf -n "$out/loop.ko" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' >"$out/module-buildid"
+[ -s "$out/module-buildid" ] || die "the installed loop.ko has no ELF build id"
+
+# The image's own update-initramfs, in a private mount namespace.
+# shellcheck disable=SC2016 # the inner shell expands its own arguments
+unshare --mount --propagation private -- /bin/sh -c '
+	set -e
+	mount -t proc proc "$1/proc"
+	mount -t sysfs sysfs "$1/sys"
+	mount --bind /dev "$1/dev"
+	chroot "$1" update-initramfs -u -k "$2"
+' initramfs "$root" "$kver" >>"$out/install.log" 2>&1 ||
+	{ tail -n 20 "$out/install.log" >&2; die "update-initramfs in the image failed"; }
+
+# Inside the root: 7.x's /boot entries may be symlinks into /usr/lib.
+in_root() { chroot "$root" realpath -e "$1"; }
+cp "$root$(in_root "/boot/vmlinuz-$kver")" "$out/vmlinuz"
+cp "$root$(in_root "/boot/initrd.img-$kver")" "$out/initrd.img"
+echo "$kver" >"$out/kver"
+# Room for the suites' files; the image is sparse.
+mke2fs -q -F -t ext4 -L aesloop-root -d "$root" "$out/root.img.new" 3G >>"$out/install.log" 2>&1 ||
+	die "mke2fs -d failed"
+mv "$out/root.img.new" "$out/root.img"
+rm -rf "$root"
+echo "$img_key" >"$out/root.key"
+echo "$out"

@@ -1,0 +1,175 @@
+#!/bin/bash
+# Boots the system test image of a Debian release under QEMU (TCG) and runs one script in it
+# as a systemd unit after the boot.
+set -euo pipefail
+
+usage() {
+	cat <<'EOF_USAGE'
+Usage: tests/system/run.sh [OPTIONS] SCRIPT [ARGS...]
+
+Boots build/system/SUITE/root.img (made by tests/system/image.sh: Debian with systemd, udev,
+udisks and aesloop installed as the README says) under QEMU (TCG) with systemd as PID 1.  Once
+the boot has finished, the unit aesloop-test.service runs tests/system/guest.sh, which reports
+the boot, checks that the loop driver loaded is the installed aesloop loop.ko, runs SCRIPT
+ARGS... and powers off through systemd.  Each run boots a copy-on-write overlay of the image,
+so runs never change it.  As in tests/vm/run.sh, the project is the guest's read-only /aesloop
+and build/vm/share its writable /share; SCRIPT is a guest path (/aesloop/...) or a file inside
+the project; guest scripts source /aesloop/tests/vm/lib.sh to report results.
+
+Options:
+  -s SUITE    bookworm (default; kernel 6.1, util-linux 2.38.1) or trixie (kernel 7.3 from
+              trixie-backports, util-linux 2.41)
+  -c CPU      QEMU CPU model (default max: AES-NI; qemu64 has none)
+  -M MIB      guest memory in MiB (default 1024)
+  -e NAME=VAL set an environment variable for the guest script (repeatable)
+  -t SECONDS  wall-clock limit for the whole VM run (default 600)
+  -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
+  -n PREFIX   prefix of result names (default: SUITE/ and the script's name without .sh)
+  -v          show the whole console while it runs
+  -q          show nothing while it runs, only the results
+  -h          this help
+
+Results: boot (the system reached "running", with the seconds since the kernel started),
+module-load, the script's own results, script-exit, units-after (no failed unit after the
+script) and guest-dmesg (a kernel oops, BUG, WARNING, hung task or any report that
+tests/vm/run.sh fails on, from the boot to the end of the shutdown; or a boot, job or
+shutdown that did not finish).  Each run's files are kept in build/system/runs/ID/.
+EOF_USAGE
+}
+
+top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+say() { echo "system/run.sh: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+suite=bookworm
+cpu=max
+mem_mib=1024
+timeout_s=600
+results_file=
+prefix=
+verbosity=1
+guest_env=()
+while getopts 's:c:M:e:t:r:n:vqh' opt; do
+	case "$opt" in
+	s) suite=$OPTARG ;;
+	c) cpu=$OPTARG ;;
+	M) mem_mib=$OPTARG ;;
+	e)
+		[[ "$OPTARG" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-e needs NAME=VALUE"
+		guest_env+=("$OPTARG")
+		;;
+	t) timeout_s=$OPTARG ;;
+	r) results_file=$OPTARG ;;
+	n) prefix=$OPTARG ;;
+	v) verbosity=2 ;;
+	q) verbosity=0 ;;
+	h) usage; exit 0 ;;
+	*) usage >&2; exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+[ $# -ge 1 ] || { usage >&2; exit 2; }
+script=$1
+shift
+[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
+if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt 256 ]; then
+	die "-M needs a number of MiB, at least 256"
+fi
+if [ -n "$results_file" ]; then
+	touch "$results_file" || die "cannot write $results_file"
+	results_file=$(realpath "$results_file")
+fi
+
+image=$("$top/tests/system/image.sh" "$suite") || die "image.sh $suite failed"
+kver=$(cat "$image/kver")
+
+case "$script" in
+/aesloop/* | /share/*) g_script=$script ;;
+*)
+	[ -f "$script" ] || die "$script: no such file (guest paths start with /aesloop/)"
+	p=$(realpath "$script")
+	[[ "$p" == "$top"/* ]] || die "$script: not a file inside the project"
+	g_script=/aesloop/${p#"$top"/}
+	;;
+esac
+if [ -z "$prefix" ]; then
+	prefix=$(basename "$g_script")
+	prefix=$suite/${prefix%.sh}
+fi
+
+runs="$top/build/system/runs"
+id=$(date +%Y%m%d-%H%M%S)-$$
+rundir="$runs/$id"
+share="$top/build/vm/share"
+mkdir -p "$rundir" "$share"
+ln -sfn "runs/$id" "$top/build/system/last"
+old=("$runs"/*/)
+if [ "${#old[@]}" -gt 10 ]; then
+	rm -rf "${old[@]:0:${#old[@]}-10}"
+fi
+
+q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
+{
+	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$(cat "$image/module-buildid")"
+	printf 'AESLOOP_SCRIPT=%q\n' "$g_script"
+	printf 'AESLOOP_ARGS=(%s)\n' "$(q_list "$@")"
+	printf 'AESLOOP_ENV=(%s)\n' "$(q_list "${guest_env[@]}")"
+} >"$rundir/job"
+
+# The run's own disk: writes go to the overlay, the image stays as built.
+qemu-img create -q -f qcow2 -F raw -b "$image/root.img" "$rundir/root.qcow2"
+
+tcg=tcg
+case "$kver" in
+[7-9].* | [1-9][0-9].*) tcg=tcg,thread=single ;; # see tests/vm/run.sh
+esac
+console="$rundir/console.log"
+channel="$rundir/channel.log"
+qemu=(
+	qemu-system-x86_64 -accel "$tcg" -cpu "$cpu" -m "$mem_mib" -smp 2
+	-nographic -no-reboot -nodefaults -no-user-config
+	-kernel "$image/vmlinuz" -initrd "$image/initrd.img"
+	-append "root=/dev/vda ro console=ttyS0 panic=-1 loglevel=4 log_buf_len=8M aesloop.job=${rundir#"$top"/}/job"
+	-serial mon:stdio -serial "file:$channel"
+	-drive "file=$rundir/root.qcow2,if=virtio,format=qcow2,cache=unsafe"
+	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
+	-virtfs "local,path=$share,mount_tag=share,security_model=none"
+)
+printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
+echo >>"$rundir/qemu-command"
+
+show() {
+	local line on=0
+	while IFS= read -r line; do
+		line=${line%$'\r'}
+		if [ "$verbosity" -ge 2 ]; then
+			printf '%s\n' "$line"
+			continue
+		fi
+		[ "$verbosity" -ge 1 ] || continue
+		case "$line" in
+		*@@AESLOOP-BEGIN\ *) on=1; printf -- '--- guest: %s\n' "${line#*@@AESLOOP-BEGIN }" ;;
+		*@@AESLOOP-EXIT\ *) on=0; printf -- '--- guest script exit status %s\n' "${line#*@@AESLOOP-EXIT }" ;;
+		*@@AESLOOP-RESULT\ *) printf '%s\n' "${line#*@@AESLOOP-RESULT }" ;;
+		*@@AESLOOP-*) ;;
+		*) [ "$on" = 0 ] || printf '%s\n' "$line" ;;
+		esac
+	done
+}
+
+[ "$verbosity" = 0 ] || say "$suite image, kernel $kver, cpu $cpu, run ${rundir#"$top"/}"
+t0=$(date +%s%N)
+set +e
+timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" | show
+status=("${PIPESTATUS[@]}")
+set -e
+qemu_rc=${status[0]}
+rm -f "$rundir/root.qcow2"
+t1=$(date +%s%N)
+elapsed=$(((t1 - t0) / 1000000))
+elapsed_s="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000)))"
+boot_s=$(sed -n 's/^@@AESLOOP-BOOT-TIME \([0-9.]*\).*/\1/p' "$channel" 2>/dev/null | head -n 1)
+[ -z "$boot_s" ] || echo "--- $suite: booted to the first result in ${boot_s}s of guest time"
+
+# shellcheck source=tests/vm/report.sh
+. "$top/tests/vm/report.sh"
