@@ -286,11 +286,16 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	__module_get(THIS_MODULE);
 	loop_keyscrub_start(lo);
 	dev_set_uevent_suppress(disk_to_dev(lo->lo_disk), 0);
-	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
+	/*
+	 * The partitions first, then the change event: udev's probe on that
+	 * event finds the table read (GD_NEED_PART_SCAN clear) and does not
+	 * scan it again, which would drop each partition and add it back.
+	 */
 	if (flags & LO_FLAGS_PARTSCAN)
 		loop_reread_partitions(lo);
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	if (!excl)
 		loop_unclaim(bdev, loop_configure);
 	return 0;
