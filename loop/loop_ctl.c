@@ -527,6 +527,7 @@ static int loop_set_status(struct loop_device *lo,
 	 * its key or gives zeros, which is what GET_STATUS hands out: udisks
 	 * changes a flag with a GET, SET round trip.  Any other key, or
 	 * none, is refused: it would make the data written so far unreadable.
+	 * A plain device given no key stays plain.
 	 */
 	rekey = !lo->lo_crypt;
 	if (!rekey && (info->lo_encrypt_type != lo->lo_encrypt_type ||
@@ -539,9 +540,10 @@ static int loop_set_status(struct loop_device *lo,
 	/*
 	 * A new key, offset or size limit changes what the sectors mean: the
 	 * page cache above goes first.  A change of flags alone (udisks'
-	 * autoclear, on a mounted file system) leaves it be, as stock does.
+	 * autoclear, on a mounted file system, plain or keyed) leaves it be,
+	 * as stock does.
 	 */
-	remap = rekey || (s64)info->lo_offset != lo->lo_info_offset ||
+	remap = (rekey && ctx) || (s64)info->lo_offset != lo->lo_info_offset ||
 		info->lo_sizelimit != lo->lo_sizelimit;
 	/* The limits follow the new offset and key (discard: plain loops only). */
 	if (remap) {

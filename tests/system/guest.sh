@@ -53,6 +53,7 @@ else
 	result FAIL boot "system $state ${up}s after the kernel started; failed units: ${failed:-none}"
 fi
 echo "aesloop-guest: $(systemd-analyze time 2>/dev/null | head -n 1)"
+systemd-analyze blame 2>/dev/null | head -n 5 | sed 's/^ */aesloop-guest: slowest unit: /'
 mark BOOT-TIME "$up"
 
 # The loop driver: the aesloop loop.ko in updates/, loaded as a user's system loads it (on

@@ -25,13 +25,14 @@ mirror=http://deb.debian.org/debian
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 case "$suite" in
 bookworm)
-	kseries=6.1 ul_build=build
+	kseries=6.1 ul_build=build kextra=
 	sources="deb [signed-by=$keyring] $mirror bookworm main
 deb [signed-by=$keyring] $mirror bookworm-updates main
 deb [signed-by=$keyring] http://deb.debian.org/debian-security bookworm-security main"
 	;;
 trixie)
-	kseries=7.3 ul_build=build/ul-2.41
+	# linux-image-7.3's own pre-dependency: trixie's linux-base is too old.
+	kseries=7.3 ul_build=build/ul-2.41 kextra=linux-base/trixie-backports
 	sources="deb [signed-by=$keyring] $mirror trixie main
 deb [signed-by=$keyring] $mirror trixie-updates main
 deb [signed-by=$keyring] http://deb.debian.org/debian-security trixie-security main
@@ -52,7 +53,7 @@ flock 8
 # would pull in every file system's tools; polkitd is what authorizes udisksctl.
 packages=(
 	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs initramfs-tools gnupg
-	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver"
+	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver" $kextra
 )
 
 key_of() { sha256sum | cut -c1-16; }

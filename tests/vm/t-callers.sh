@@ -14,10 +14,14 @@
 #                   handed out devices still being built: ENXIO)
 #   roundtrip-*     udisks' "set autoclear": GET_STATUS64, change lo_flags,
 #                   SET_STATUS64, as root and as the non-root key owner, on
-#                   single-key, v2 and v3 devices: the key, multi-key
-#                   included, stays (the data reads back), autoclear is set
-#                   (it used to re-key: multi-key became single-key, and a
-#                   non-root owner's key became all zeros)
+#                   plain, single-key, v2 and v3 devices with pages cached
+#                   (as on a mounted one): the key, multi-key included,
+#                   stays (the data reads back), autoclear is set (it used
+#                   to re-key: multi-key became single-key, and a non-root
+#                   owner's key became all zeros)
+#   roundtrip-mounted-*  the same under a mounted ext4, plain and single-key
+#                   (a plain device's pinned cache made it EAGAIN; found by
+#                   udisks in tests/system)
 #   rekey-refused-* a real key change on a keyed device is refused (EBUSY)
 #   status-no-key   GET_STATUS64 gives no key bytes, not even to root
 #   status-null     LOOP_GET_STATUS(64) with a NULL argument: EINVAL, as stock
@@ -99,7 +103,7 @@ losetup.stock -D
 t_randfile "$work/data" 2M
 keys64=$AESLOOP_SHARE/vectors/keys64.txt
 keys65=$AESLOOP_SHARE/vectors/keys65.txt
-# roundtrip NAME AS-UID LOSETUP-ARGS...: a keyed device, data written
+# roundtrip NAME AS-UID LOSETUP-ARGS...: a plain or keyed device, data written
 # through it, then the round trip as AS-UID; the data must read back.  The
 # device is held open meanwhile (udisks does it on a mounted device), as
 # autoclear unbinds it at the last close.
@@ -115,6 +119,8 @@ roundtrip() {
 	dd if="$work/data" of="$dev" bs=64k conv=fsync status=none
 	before=$(fresh_sha "$dev")
 	flags=$("$lo_ioctl" status "$dev" | sed -n 's/^flags=//p')
+	# Pages in the device's cache, as a mounted file system keeps them.
+	head -c 1M "$dev" >/dev/null
 	if [ "$uid" = 0 ]; then
 		t_check "roundtrip-$name-set" "$lo_ioctl" set-autoclear "$dev" 1
 	else
@@ -130,9 +136,37 @@ roundtrip() {
 	exec 8<&-
 	t_check "roundtrip-$name-autoclear-at-close" test ! -e "/sys/block/${dev#/dev/}/loop"
 }
+roundtrip plain 0
 roundtrip single 0 -e AES128 -p 3
 roundtrip v2 0 -e AES256 -P "$keys64"
 roundtrip v3 0 -e AES128 -P "$keys65"
+
+# The round trip under a mounted file system, which pins pages of the
+# device's cache (its buffers): a flag change must not try to drop them.
+# udisks' SetAutoclear got EAGAIN here on a plain device (tests/system).
+roundtrip_mounted() { # NAME LOSETUP-ARGS...
+	local name=$1 dev
+	shift
+	t_zerofile "$work/mounted-$name.img" 16M
+	if ! dev=$(losetup "$@" -f --show "$work/mounted-$name.img" 3<<<"$pass"); then
+		t_fail "roundtrip-mounted-$name" "losetup $* failed"
+		return
+	fi
+	mkdir -p "$work/mnt"
+	if ! mkfs.ext4 -q "$dev" || ! mount "$dev" "$work/mnt"; then
+		t_fail "roundtrip-mounted-$name" "mkfs or mount of $dev failed"
+		losetup -d "$dev"
+		return
+	fi
+	echo "$name" >"$work/mnt/file"
+	t_check "roundtrip-mounted-$name-set" "$lo_ioctl" set-autoclear "$dev" 1
+	t_expect_eq "roundtrip-mounted-$name-autoclear" 1 "$(sysfs "$dev" loop/autoclear)"
+	t_expect_eq "roundtrip-mounted-$name-file" "$name" "$(cat "$work/mnt/file")"
+	umount "$work/mnt"
+	t_check "roundtrip-mounted-$name-autoclear-at-close" test ! -e "/sys/block/${dev#/dev/}/loop"
+}
+roundtrip_mounted plain
+roundtrip_mounted single -e AES128 -p 3
 
 # 65 random key slots, as hex lines, for LOOP_MULTI_KEY_SETUP_V3; the
 # first 64 for LOOP_MULTI_KEY_SETUP.
