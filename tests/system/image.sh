@@ -53,7 +53,7 @@ flock 8
 # would pull in every file system's tools; polkitd is what authorizes udisksctl.
 packages=(
 	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs initramfs-tools gnupg
-	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver" $kextra
+	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver" ${kextra:+"$kextra"}
 )
 
 key_of() { sha256sum | cut -c1-16; }

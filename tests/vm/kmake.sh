@@ -31,22 +31,24 @@ gcc-14) suite=trixie libs="libelf1t64 libssl3t64" ;;
 *) die "no build root known for $compiler (the compiler of $kver)" ;;
 esac
 root="$top/build/buildroot/$suite"
-if [ ! -f "$root/.aesloop-root-ok" ]; then
+# gcc: the top Makefile asks $(CC) (cc) for the target; xz-utils: modules_install
+# compresses as the kernel's configuration says (7.x: xz).  The stamp holds this list, so
+# a build root made from an older one is made again.
+include="$compiler,gcc,make,libc6-dev,binutils,bc,kmod,zlib1g,pahole,xz-utils,${libs// /,}"
+if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 	mkdir -p "$top/build/buildroot"
 	exec 8>"$top/build/buildroot/.lock"
 	flock 8
-	if [ ! -f "$root/.aesloop-root-ok" ]; then
+	if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 		command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (tests/deps.sh)"
 		say "making the $suite build root for $compiler in ${root#"$top"/}"
 		rm -rf "$root"
-		# gcc: the top Makefile asks $(CC) (cc) for the target.
-		# shellcheck disable=SC2086 # $libs is a list of package names
-		mmdebstrap --quiet --variant=apt \
-			--include="$compiler,gcc,make,libc6-dev,binutils,bc,kmod,zlib1g,pahole,${libs// /,}" \
-			"$suite" "$root" \
+		# In a mount namespace of its own: a run that is killed leaves no mounts behind.
+		unshare --mount --propagation private -- \
+			mmdebstrap --quiet --variant=apt --include="$include" "$suite" "$root" \
 			"deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian $suite main" \
 			>&2 || die "mmdebstrap $suite failed"
-		touch "$root/.aesloop-root-ok"
+		echo "$include" >"$root/.aesloop-root-ok"
 	fi
 	exec 8>&-
 fi
