@@ -186,6 +186,26 @@ static void loop_reread_partitions(struct loop_device *lo)
 		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
 }
 
+/*
+ * The first scan of a just bound device.  The media change left
+ * GD_NEED_PART_SCAN set, so whoever opens the disk first scans it: udev's
+ * probe of the change event, an opener that waited on lo_mutex, or this.
+ * Scanning only while the bit is still set makes that one scan: a second
+ * would drop each partition and add it back (uevents udev has to follow).
+ */
+static void loop_scan_partitions_once(struct loop_device *lo)
+{
+	struct gendisk *disk = lo->lo_disk;
+	int err = 0;
+
+	mutex_lock(&disk->open_mutex);
+	if (test_bit(GD_NEED_PART_SCAN, &disk->state))
+		err = bdev_disk_changed(disk, false);
+	mutex_unlock(&disk->open_mutex);
+	if (err)
+		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
+}
+
 static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 			  struct block_device *bdev,
 			  const struct loop_config *config)
@@ -286,16 +306,11 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	__module_get(THIS_MODULE);
 	loop_keyscrub_start(lo);
 	dev_set_uevent_suppress(disk_to_dev(lo->lo_disk), 0);
+	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
 	mutex_unlock(&lo->lo_mutex);
 	mutex_unlock(&loop_validate_mutex);
-	/*
-	 * The partitions first, then the change event: udev's probe on that
-	 * event finds the table read (GD_NEED_PART_SCAN clear) and does not
-	 * scan it again, which would drop each partition and add it back.
-	 */
 	if (flags & LO_FLAGS_PARTSCAN)
-		loop_reread_partitions(lo);
-	kobject_uevent(&disk_to_dev(lo->lo_disk)->kobj, KOBJ_CHANGE);
+		loop_scan_partitions_once(lo);
 	if (!excl)
 		loop_unclaim(bdev, loop_configure);
 	return 0;
