@@ -5,8 +5,8 @@
 #  - A partitioned image attached with -P: its partitions appear with the device and go with
 #    it; none is left after detach, none is removed while the device is configured.  With
 #    udev's inotify watch off each partition gives exactly one add and one remove uevent, and
-#    udev's record of a partition has its table's ID; with
-#    Debian's rules (watch on) aesloop gives no more partition uevents than the stock driver.
+#    udev's record of a partition has its table's ID (the stock driver's counts are printed).  With
+#    Debian's rules (watch on) both drivers' counts are printed.
 #  - losetup -d right after mkfs, while udev's blkid still probes the device, never fails.
 # (The exact count failed while the driver scanned the table after its change event whatever
 # happened meanwhile: udev's probe on that event had already scanned it, so each partition was
@@ -132,24 +132,25 @@ if dev=$(losetup -f --show -P "$img"); then
 	udevadm settle
 fi
 
-# Debian's rules: aesloop against the stock driver, same cycles.
-watch on
+# Against the stock driver, printed: with the watch off each cycle gives at least one add and
+# one remove per partition, so aesloop's exact count is never more than the stock driver's
+# (which gave extra pairs: its second scan races udev's probe).  With Debian's rules the watch makes udev rescan
+# the table when a writer closes the device, in either driver as timing falls: those counts
+# are printed, not compared.
 if [ -z "$stock_ko" ]; then
 	t_skip stock-comparison "no stock loop.ko under /lib/modules/$(uname -r)/kernel/drivers/block"
-elif t_check use-stock use_driver stock && cycles_of stock-watch "$ref_cycles"; then
-	stock_counts=$counts
-	t_check use-aesloop-again use_driver aesloop
-	if cycles_of aesloop-watch "$ref_cycles"; then
-		read -r sa sr <<<"$stock_counts"
-		read -r aa ar <<<"$counts"
-		t_log "partition uevents in $ref_cycles cycles with udev's watch: stock $sa add $sr remove, aesloop $aa add $ar remove"
-		if [ "$aa" -le "$sa" ] && [ "$ar" -le "$sr" ]; then
-			t_pass aesloop-watch-uevents-not-more-than-stock
-		else
-			t_fail aesloop-watch-uevents-not-more-than-stock "aesloop $aa add $ar remove, stock $sa add $sr remove in $ref_cycles cycles"
+elif t_check use-stock use_driver stock && cycles_of stock-nowatch "$ref_cycles"; then
+	t_log "partition uevents without udev's watch: stock $counts (add remove) in $ref_cycles cycles; aesloop's exact count is 2 and 2 per cycle"
+	watch on
+	if cycles_of stock-watch "$ref_cycles"; then
+		stock_counts=$counts
+		t_check use-aesloop-again use_driver aesloop
+		if cycles_of aesloop-watch "$ref_cycles"; then
+			t_log "partition uevents in $ref_cycles cycles with udev's watch: stock $stock_counts, aesloop $counts (add remove)"
 		fi
 	fi
 fi
+watch on
 t_check use-aesloop-last use_driver aesloop
 
 # losetup -d while udev probes what mkfs just wrote.
