@@ -187,11 +187,11 @@ static void loop_reread_partitions(struct loop_device *lo)
 }
 
 /*
- * The first scan of a just bound device.  The media change left
- * GD_NEED_PART_SCAN set, so whoever opens the disk first scans it: udev's
- * probe of the change event, an opener that waited on lo_mutex, or this.
- * Scanning only while the bit is still set makes that one scan: a second
- * would drop each partition and add it back (uevents udev has to follow).
+ * The first scan of a just bound device.  Binding left GD_NEED_PART_SCAN
+ * set, so whoever opens the disk first scans it: udev's probe of the
+ * change event, an opener that waited on lo_mutex, or this.  Scanning only
+ * while the bit is still set makes that one scan: a second would drop each
+ * partition and add it back (uevents udev has to follow).
  */
 static void loop_scan_partitions_once(struct loop_device *lo)
 {
@@ -300,8 +300,11 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 
 	loop_media_changed(lo->lo_disk);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
-	if (flags & LO_FLAGS_PARTSCAN)
+	if (flags & LO_FLAGS_PARTSCAN) {
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
+		/* loop_scan_partitions_once(); 6.1's media change sets it, 7.3's not */
+		set_bit(GD_NEED_PART_SCAN, &lo->lo_disk->state);
+	}
 	/* A bound device pins the module; unbinding lets it go. */
 	__module_get(THIS_MODULE);
 	loop_keyscrub_start(lo);
