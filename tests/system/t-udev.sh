@@ -64,6 +64,10 @@ watch() {
 		rm -f "$rule"
 	fi
 	udevadm control --reload
+	# A device keeps the watch of its last event: one event each applies the rule now (else
+	# the first cycle's close-after-write could still make udev rescan).
+	udevadm trigger --action=change --subsystem-match=block --sysname-match='loop[0-9]*'
+	udevadm settle
 }
 
 # cycles NAME N: N attach (-P) / detach cycles, each checked after udev has settled; then the
