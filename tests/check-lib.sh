@@ -54,25 +54,24 @@ vm_limit() {
 	echo $((limit * ${VM_LIMIT_FACTOR:-1}))
 }
 
-vm_results() { # the VM harness appends "PASS|FAIL|SKIP NAME" lines itself
+# The suite a harness command line runs: the name of its t-*.sh argument.
+suite_of() {
 	local a suite=
 	for a in "$@"; do
 		case "$a" in
 		*/t-*.sh) suite=${a##*/} suite=${suite%.sh} ;;
 		esac
 	done
-	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$suite")" "$@"
+	echo "$suite"
+}
+
+vm_results() { # the VM harness appends "PASS|FAIL|SKIP NAME" lines itself
+	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@"
 }
 
 # A system suite (tests/system/run.sh) booted in a Debian image; the limit as vm_limit's.
 system_results() {
-	local a suite=
-	for a in "$@"; do
-		case "$a" in
-		*/t-*.sh) suite=${a##*/} suite=${suite%.sh} ;;
-		esac
-	done
-	tests/system/run.sh -q -r "$results" -t "$(vm_limit "$suite")" "$@"
+	tests/system/run.sh -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@"
 }
 
 # loop.ko for kernel KVER, built with that kernel's compiler (kmake.sh), W=1 and

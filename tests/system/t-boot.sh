@@ -5,8 +5,8 @@
 # set up, use and detach an encrypted loop under udev's probing.
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
-
-no_loop_left() { [ -z "$(losetup -a)" ]; }
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
 
 # What systemd's boot did with the loop driver: loaded at most once, by the name loop.
 impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)

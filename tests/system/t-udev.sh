@@ -15,8 +15,8 @@
 # the stock driver run a quarter of that each.
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
-
-no_loop_left() { [ -z "$(losetup -a)" ]; }
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
 
 cycles=${UDEV_CYCLES:-100}
 ref_cycles=$(((cycles + 3) / 4))
@@ -26,32 +26,7 @@ truncate -s 8M "$img"
 printf '1MiB,2MiB,L\n,,L\n' | sfdisk -q "$img" >/dev/null || t_fail sfdisk "could not partition $img"
 t_cleanup rm -f "$img"
 
-stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
 
-# use_driver aesloop|stock: the loop module in the kernel is that one afterwards.
-use_driver() {
-	losetup -D
-	udevadm settle
-	# udev's last probe may still hold a device for a moment.
-	local i
-	for i in $(seq 20); do
-		[ -d /sys/module/loop ] || break
-		rmmod loop 2>/dev/null && break
-		sleep 0.5
-	done
-	if [ "$1" = stock ]; then
-		insmod "$stock_ko"
-	else
-		modprobe loop
-	fi
-	[ -d /sys/module/loop ] || return 1
-	# aesloop has aes_impl; the stock driver has no such parameter.
-	if [ "$1" = stock ]; then
-		[ ! -e /sys/module/loop/parameters/aes_impl ]
-	else
-		[ -e /sys/module/loop/parameters/aes_impl ]
-	fi
-}
 
 # udev's inotify watch (Debian's 60-block.rules sets it on every disk): off for loop devices
 # while /run/udev/rules.d/99-t-udev-nowatch.rules exists.

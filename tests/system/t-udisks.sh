@@ -6,27 +6,14 @@
 # change is a LOOP_GET_STATUS64/LOOP_SET_STATUS64 round trip that hands back no key.
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
-
-no_loop_left() { [ -z "$(losetup -a)" ]; }
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
 
 img=/var/tmp/t-udisks.img
 truncate -s 32M "$img"
 mkfs.ext4 -q -F "$img"
 t_cleanup rm -f "$img"
-stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
 
-use_driver() { # aesloop|stock
-	local i
-	losetup -D
-	udevadm settle
-	for i in $(seq 20); do
-		[ -d /sys/module/loop ] || break
-		rmmod loop 2>/dev/null && break
-		sleep 0.5
-	done
-	if [ "$1" = stock ]; then insmod "$stock_ko"; else modprobe loop; fi
-	[ -d /sys/module/loop ]
-}
 
 # Loop.SetAutoclear as GNOME Disks calls it.
 set_autoclear() { # DEV true|false

@@ -1,0 +1,31 @@
+# shellcheck shell=bash
+# Sourced by the system suites after tests/vm/lib.sh: what they share.
+
+no_loop_left() { [ -z "$(losetup -a)" ]; }
+
+# The image's kernel keeps its stock loop.ko beside aesloop's (in updates/), for comparisons.
+stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
+
+# use_driver aesloop|stock: the loop module in the kernel is that one afterwards.
+use_driver() {
+	losetup -D
+	udevadm settle
+	# udev's last probe may still hold a device for a moment.
+	for _ in $(seq 20); do
+		[ -d /sys/module/loop ] || break
+		rmmod loop 2>/dev/null && break
+		sleep 0.5
+	done
+	if [ "$1" = stock ]; then
+		insmod "$stock_ko"
+	else
+		modprobe loop
+	fi
+	[ -d /sys/module/loop ] || return 1
+	# aesloop has aes_impl; the stock driver has no such parameter.
+	if [ "$1" = stock ]; then
+		[ ! -e /sys/module/loop/parameters/aes_impl ]
+	else
+		[ -e /sys/module/loop/parameters/aes_impl ]
+	fi
+}
