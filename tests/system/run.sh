@@ -119,10 +119,7 @@ q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
 # The run's own disk: writes go to the overlay, the image stays as built.
 qemu-img create -q -f qcow2 -F raw -b "$image/root.img" "$rundir/root.qcow2"
 
-tcg=tcg
-case "$kver" in
-[7-9].* | [1-9][0-9].*) tcg=tcg,thread=single ;; # see tests/vm/run.sh
-esac
+tcg=tcg,thread=single # exact code patching: see tests/vm/run.sh
 console="$rundir/console.log"
 channel="$rundir/channel.log"
 qemu=(
