@@ -10,6 +10,9 @@
 #                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
 #                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
 #                        DESTDIR too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#   make install-boot    the encrypted root's boot integration: the initramfs-tools
+#                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
+#                        tools), their helpers into $(PREFIX)/lib/aesloop (DESTDIR too)
 #   make losetup         the util-linux losetup with the aesloop patch
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
@@ -73,7 +76,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install install-tools losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module install install-tools install-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -172,6 +175,23 @@ install-tools: $(UL_BUILD)/bin/losetup userspace
 	# Its own name: a losetup.8 here would hide util-linux's page.
 	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
+
+# The root on an aesloop device (boot/): an admin's own initramfs-tools files go in
+# /etc/initramfs-tools, a package's in /usr/share/initramfs-tools.  The hook is told where
+# the helpers and the patched losetup are.
+INITRAMFS_TOOLS ?= /etc/initramfs-tools
+AESLOOP_LIBDIR  := $(PREFIX)/lib/aesloop
+install-boot:
+	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom
+	install -m 0755 boot/aesloop-root-config boot/aesloop-root-setup $(DESTDIR)$(AESLOOP_LIBDIR)/
+	sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@SBINDIR@|$(PREFIX)/sbin|' \
+		boot/initramfs-tools/hooks/aesloop >$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
+	chmod 0755 $(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
+	install -m 0755 boot/initramfs-tools/scripts/local-top/aesloop \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/
+	install -m 0755 boot/initramfs-tools/scripts/init-bottom/aesloop \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup

@@ -4,7 +4,7 @@
 # is the aesloop loop.ko installed in the image, runs the job's script, reports what systemd
 # says of its units afterwards, and powers off through systemd, whose shutdown hook
 # (rootfs/usr/lib/systemd/system-shutdown/aesloop-test.shutdown) sends the kernel log and the
-# end marker.  Same result channel and markers as tests/vm/init.sh.
+# end marker; or reboots, if the script asked for it.  Same result channel and markers as tests/vm/init.sh.
 set -uo pipefail
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
@@ -19,9 +19,16 @@ result() { mark "RESULT $*"; }
 stty -F "$channel" raw -echo 2>/dev/null
 mark BOOT "$(uname -r)"
 
+# A script that wants the next boot (on the same disk: run.sh -o) asks with
+# /run/aesloop-test/reboot: then the run ends in systemctl reboot, through the whole shutdown,
+# and QEMU (-no-reboot) exits at the reset.
 finish() {
 	sync
-	systemctl poweroff --no-block
+	if [ -e /run/aesloop-test/reboot ]; then
+		systemctl reboot --no-block
+	else
+		systemctl poweroff --no-block
+	fi
 	exit 0
 }
 

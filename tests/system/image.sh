@@ -1,8 +1,8 @@
 #!/bin/bash
 # Usage: tests/system/image.sh SUITE
 # Builds the system test image of Debian SUITE (bookworm or trixie) and prints the folder that
-# holds it: root.img (ext4, the whole root file system, no partition table), vmlinuz, initrd.img
-# and kver.  Two layers, each cached under build/system/SUITE:
+# holds it: root.img (ext4, the whole root file system, no partition table), root.tar (the same
+# tree, for tests/system/image-root.sh), vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
 #   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
 #             (bookworm: 6.1; trixie: 7.3 from trixie-backports), and tests/system/rootfs (the
@@ -107,13 +107,14 @@ img_key=$({
 	sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
 		"$ul_build"/bin/swapoff build/bin/aesloop-pipe
 } | key_of)
-if [ "$(cat "$out/root.key" 2>/dev/null)" = "$img_key" ] && [ -f "$out/root.img" ]; then
+if [ "$(cat "$out/root.key" 2>/dev/null)" = "$img_key" ] && [ -f "$out/root.img" ] &&
+	[ -f "$out/root.tar" ]; then
 	echo "$out"
 	exit 0
 fi
 
 say "installing aesloop into the $suite image (kernel $kver, util-linux ${ul_build#build/})"
-rm -f "$out/root.key" "$out/root.img"
+rm -f "$out/root.key" "$out/root.img" "$out/root.tar"
 root="$out/root"
 rm -rf "$root"
 mkdir -p "$root"
@@ -155,6 +156,9 @@ echo "$kver" >"$out/kver"
 # Room for the suites' files; the image is sparse.
 mke2fs -q -F -t ext4 -L aesloop-root -d "$root" "$out/root.img.new" 3G >>"$out/install.log" 2>&1 ||
 	die "mke2fs -d failed"
+# The installed tree too, which image-root.sh turns into its encrypted-root disks.
+tar -C "$root" -cf "$out/root.tar.new" . || die "tar of the installed tree failed"
+mv "$out/root.tar.new" "$out/root.tar"
 mv "$out/root.img.new" "$out/root.img"
 rm -rf "$root"
 echo "$img_key" >"$out/root.key"

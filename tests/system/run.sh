@@ -19,6 +19,18 @@ the project; guest scripts source /aesloop/tests/vm/lib.sh to report results.
 Options:
   -s SUITE    bookworm (default; kernel 6.1, util-linux 2.38.1) or trixie (kernel 7.3 from
               trixie-backports, util-linux 2.41)
+  -i VARIANT  boot the disk whose root is on an aesloop device set up by the initramfs
+              (tests/system/image-root.sh: part or file) instead of the plain image
+  -o FILE     keep the run's disk (a copy-on-write overlay of the image) in FILE: made if
+              missing, booted again if there, so a second run sees what the first wrote
+  -I FILE     boot this initramfs (e.g. one the guest made and left in the share) instead
+              of the image's
+  -a FILE     answer the console: lines "TEXT<TAB>REPLY" (# comments); when TEXT has appeared on the
+              console as many times as it has in the file so far, REPLY and Enter are
+              typed (REPLY @passphrase: the image's passphrase)
+  -R          no panic= on the kernel command line, so that the initramfs stops in its
+              rescue shell when it cannot set up the root (a kernel panic then waits for
+              the time limit)
   -c CPU      QEMU CPU model (default max: AES-NI; qemu64 has none)
   -M MIB      guest memory in MiB (default 1024)
   -e NAME=VAL set an environment variable for the guest script (repeatable)
@@ -49,9 +61,19 @@ results_file=
 prefix=
 verbosity=1
 guest_env=()
-while getopts 's:c:M:e:t:r:n:vqh' opt; do
+variant=
+overlay=
+initrd_file=
+answers=
+rescue=0
+while getopts 's:i:o:I:a:Rc:M:e:t:r:n:vqh' opt; do
 	case "$opt" in
 	s) suite=$OPTARG ;;
+	i) variant=$OPTARG ;;
+	o) overlay=$OPTARG ;;
+	I) initrd_file=$OPTARG ;;
+	a) answers=$OPTARG ;;
+	R) rescue=1 ;;
 	c) cpu=$OPTARG ;;
 	M) mem_mib=$OPTARG ;;
 	e)
@@ -80,8 +102,24 @@ if [ -n "$results_file" ]; then
 	results_file=$(realpath "$results_file")
 fi
 
-image=$("$top/tests/system/image.sh" "$suite") || die "image.sh $suite failed"
+for f in "$initrd_file" "$answers"; do
+	[ -z "$f" ] || [ -f "$f" ] || die "$f: no such file"
+done
+[ -z "$overlay" ] || overlay=$(realpath -m "$overlay")
+[ -z "$initrd_file" ] || initrd_file=$(realpath "$initrd_file")
+[ -z "$answers" ] || answers=$(realpath "$answers")
+if [ -n "$variant" ]; then
+	image=$("$top/tests/system/image-root.sh" "$suite" "$variant") ||
+		die "image-root.sh $suite $variant failed"
+	disk=$image/disk.img
+	[ -n "$prefix" ] || prefix=$suite-root-$variant/$(basename "${script%.sh}")
+else
+	image=$("$top/tests/system/image.sh" "$suite") || die "image.sh $suite failed"
+	disk=$image/root.img
+fi
 kver=$(cat "$image/kver")
+cmdline=$(cat "$image/cmdline" 2>/dev/null || echo "root=/dev/vda ro")
+[ "$rescue" = 1 ] || cmdline="$cmdline panic=-1"
 
 case "$script" in
 /aesloop/* | /share/*) g_script=$script ;;
@@ -117,7 +155,13 @@ q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
 } >"$rundir/job"
 
 # The run's own disk: writes go to the overlay, the image stays as built.
-qemu-img create -q -f qcow2 -F raw -b "$image/root.img" "$rundir/root.qcow2"
+if [ -z "$overlay" ]; then
+	qemu-img create -q -f qcow2 -F raw -b "$disk" "$rundir/root.qcow2"
+	drive=$rundir/root.qcow2
+else
+	[ -f "$overlay" ] || qemu-img create -q -f qcow2 -F raw -b "$disk" "$overlay"
+	drive=$overlay
+fi
 
 tcg=tcg,thread=single # exact code patching: see tests/vm/run.sh
 console="$rundir/console.log"
@@ -125,10 +169,10 @@ channel="$rundir/channel.log"
 qemu=(
 	qemu-system-x86_64 -accel "$tcg" -cpu "$cpu" -m "$mem_mib" -smp 2
 	-nographic -no-reboot -nodefaults -no-user-config
-	-kernel "$image/vmlinuz" -initrd "$image/initrd.img"
-	-append "root=/dev/vda ro console=ttyS0 panic=-1 loglevel=4 log_buf_len=8M aesloop.job=${rundir#"$top"/}/job"
+	-kernel "$image/vmlinuz" -initrd "${initrd_file:-$image/initrd.img}"
+	-append "$cmdline console=ttyS0 loglevel=4 log_buf_len=8M aesloop.job=${rundir#"$top"/}/job"
 	-serial mon:stdio -serial "file:$channel"
-	-drive "file=$rundir/root.qcow2,if=virtio,format=qcow2,cache=unsafe"
+	-drive "file=$drive,if=virtio,format=qcow2,cache=unsafe"
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
 	-virtfs "local,path=$share,mount_tag=share,security_model=none"
 )
@@ -154,13 +198,44 @@ show() {
 	done
 }
 
-[ "$verbosity" = 0 ] || say "$suite image, kernel $kver, cpu $cpu, run ${rundir#"$top"/}"
+# -a: types each REPLY once its TEXT has been shown that often (prompts end without a newline,
+# so the console is searched, not read by lines).
+answer() {
+	local text reply n
+	local -A seen=()
+	while IFS=$'\t' read -r text reply; do
+		case "$text" in '' | '#'*) continue ;; esac
+		n=$((${seen[$text]:-0} + 1))
+		seen[$text]=$n
+		until [ "$(grep -aoF -- "$text" "$console" 2>/dev/null | wc -l)" -ge "$n" ]; do
+			sleep 0.5
+		done
+		[ "$reply" != @passphrase ] || reply=$(cat "$image/passphrase")
+		printf '%s\r' "$reply" >&9
+	done <"$answers"
+}
+
+[ "$verbosity" = 0 ] || say "$suite${variant:+ root-$variant} image, kernel $kver, cpu $cpu, run ${rundir#"$top"/}"
 t0=$(date +%s%N)
+: >"$console"
+stdin=/dev/null feeder=
+if [ -n "$answers" ]; then
+	stdin=$rundir/console-input
+	mkfifo "$stdin"
+	exec 9<>"$stdin"
+	answer &
+	feeder=$!
+fi
 set +e
-timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" | show
+timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" <"$stdin" 2>&1 | tee "$console" | show
 status=("${PIPESTATUS[@]}")
 set -e
 qemu_rc=${status[0]}
+if [ -n "$feeder" ]; then
+	kill "$feeder" 2>/dev/null || true
+	wait "$feeder" 2>/dev/null || true
+	exec 9>&-
+fi
 rm -f "$rundir/root.qcow2"
 t1=$(date +%s%N)
 elapsed=$(((t1 - t0) / 1000000))
