@@ -81,7 +81,8 @@ if [ "$variant" = file ]; then
 		gpg --homedir "$gnupg" --batch --quiet --pinentry-mode loopback \
 			--passphrase-fd 3 --symmetric --cipher-algo AES256 -o "$tree/boot/root.gpg" \
 			3<<<"$passphrase"
-	pipe_args=(-e aes256 -K "$tree/boot/root.gpg" -G "$gnupg")
+	cp "$tree/boot/root.gpg" "$work/root.gpg"
+	pipe_args=(-e aes256 -K "$work/root.gpg" -G "$gnupg")
 fi
 
 make -C "$top" install-boot DESTDIR="$tree" >"$out/build.log" 2>&1 ||
@@ -112,7 +113,7 @@ data=$work/root.aes data_mib=$root_mib
 if [ "$variant" = file ]; then
 	mkdir "$work/host"
 	mv "$work/root.aes" "$work/host/root.aes"
-	data=$work/host.img data_mib=$((root_mib + 64))
+	data=$work/host.img data_mib=$((root_mib + 256))
 	mke2fs -q -F -t ext4 -L host -d "$work/host" "$data" "${data_mib}M" >>"$out/build.log" 2>&1
 fi
 
