@@ -15,6 +15,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tests/system/image-lib.sh
+. "$top/tests/system/image-lib.sh"
 say() { echo "image-root.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -40,7 +42,7 @@ boot_mib=256 root_mib=2048
 key=$({
 	cat "$base/root.key"
 	echo "$variant $passphrase $boot_mib $root_mib"
-	cat "${BASH_SOURCE[0]}"
+	cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
 	cd "$top" && git ls-files -z boot Makefile | xargs -0 sha256sum
 } | sha256sum | cut -c1-16)
 if [ "$(cat "$out/disk.key" 2>/dev/null)" = "$key" ] && [ -f "$out/disk.img" ]; then
@@ -87,18 +89,8 @@ fi
 
 make -C "$top" install-boot DESTDIR="$tree" >"$out/build.log" 2>&1 ||
 	{ tail -n 20 "$out/build.log" >&2; die "make install-boot failed"; }
-# shellcheck disable=SC2016 # the inner shell expands its own arguments
-unshare --mount --propagation private -- /bin/sh -c '
-	set -e
-	mount -t proc proc "$1/proc"
-	mount -t sysfs sysfs "$1/sys"
-	mount --bind /dev "$1/dev"
-	chroot "$1" update-initramfs -u -k "$2"
-' initramfs "$tree" "$kver" >>"$out/build.log" 2>&1 ||
-	{ tail -n 20 "$out/build.log" >&2; die "update-initramfs with the aesloop hook failed"; }
-in_root() { chroot "$tree" realpath -e "$1"; }
-cp "$tree$(in_root "/boot/vmlinuz-$kver")" "$out/vmlinuz"
-cp "$tree$(in_root "/boot/initrd.img-$kver")" "$out/initrd.img"
+image_boot_files "$tree" "$kver" "$out/build.log" "$out" ||
+	die "update-initramfs with the aesloop hook failed"
 
 # /boot on its own file system; the root keeps the empty mount point.
 mke2fs -q -F -t ext4 -L boot -d "$tree/boot" "$work/boot.img" "${boot_mib}M" >>"$out/build.log" 2>&1

@@ -16,6 +16,8 @@
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=tests/system/image-lib.sh
+. "$top/tests/system/image-lib.sh"
 say() { echo "image.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
@@ -101,7 +103,7 @@ make -C "$top" userspace "$ul_build/bin/losetup" >"$out/build.log" 2>&1 ||
 # the install rules.
 img_key=$({
 	echo "$base_key $ul_build"
-	cat "${BASH_SOURCE[0]}"
+	cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
 	cd "$top"
 	git ls-files -z loop aes aes-intel tools Makefile | xargs -0 sha256sum
 	sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
@@ -137,21 +139,7 @@ esac
 readelf -n "$out/loop.ko" | sed -n 's/^ *Build ID: *\([0-9a-f]*\)$/\1/p' >"$out/module-buildid"
 [ -s "$out/module-buildid" ] || die "the installed loop.ko has no ELF build id"
 
-# The image's own update-initramfs, in a private mount namespace.
-# shellcheck disable=SC2016 # the inner shell expands its own arguments
-unshare --mount --propagation private -- /bin/sh -c '
-	set -e
-	mount -t proc proc "$1/proc"
-	mount -t sysfs sysfs "$1/sys"
-	mount --bind /dev "$1/dev"
-	chroot "$1" update-initramfs -u -k "$2"
-' initramfs "$root" "$kver" >>"$out/install.log" 2>&1 ||
-	{ tail -n 20 "$out/install.log" >&2; die "update-initramfs in the image failed"; }
-
-# Inside the root: 7.x's /boot entries may be symlinks into /usr/lib.
-in_root() { chroot "$root" realpath -e "$1"; }
-cp "$root$(in_root "/boot/vmlinuz-$kver")" "$out/vmlinuz"
-cp "$root$(in_root "/boot/initrd.img-$kver")" "$out/initrd.img"
+image_boot_files "$root" "$kver" "$out/install.log" "$out" || die "update-initramfs in the image failed"
 echo "$kver" >"$out/kver"
 # Room for the suites' files; the image is sparse.
 mke2fs -q -F -t ext4 -L aesloop-root -d "$root" "$out/root.img.new" 3G >>"$out/install.log" 2>&1 ||

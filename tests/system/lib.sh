@@ -3,6 +3,15 @@
 
 no_loop_left() { [ -z "$(losetup -a)" ]; }
 
+# The aes_impl names loop.ko may pick on this CPU: a hardware path with AES-NI, else generic.
+aes_impl_want_re() {
+	if t_cpu_has aes; then
+		echo '^(aesni|vaes-avx2|vaes-avx512)$'
+	else
+		echo '^generic$'
+	fi
+}
+
 # The image's kernel keeps its stock loop.ko beside aesloop's (in updates/), for comparisons.
 stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
 

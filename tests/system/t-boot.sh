@@ -10,11 +10,7 @@
 
 # What systemd's boot did with the loop driver: loaded at most once, by the name loop.
 impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)
-if t_cpu_has aes; then
-	want_re='^(aesni|vaes-avx2|vaes-avx512)$'
-else
-	want_re='^generic$'
-fi
+want_re=$(aes_impl_want_re)
 if [[ "$impl" =~ $want_re ]]; then
 	t_pass "aes-impl-$impl"
 else

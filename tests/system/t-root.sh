@@ -15,6 +15,8 @@
 #                          the setup run from there with the right one went on booting
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
 
 phase=${1:?usage: t-root.sh first|again NAME, boot or rescue}
 name=${2:-}
@@ -36,11 +38,7 @@ else
 	t_fail log-order "want the module's load ($loaded) < the initramfs' AES path line ($said) < the first loop0 line ($first_io), the mount ($mounted)"
 fi
 impl=$(sed -n 's/.*aesloop-root: root on .* AES path \([a-z0-9-]*\).*/\1/p' /run/aesloop-test/dmesg | head -n 1)
-if t_cpu_has aes; then
-	want_re='^(aesni|vaes-avx2|vaes-avx512)$'
-else
-	want_re='^generic$'
-fi
+want_re=$(aes_impl_want_re)
 if [[ "$impl" =~ $want_re ]]; then
 	t_pass "initramfs-aes-path-$impl"
 else
