@@ -10,9 +10,11 @@
 #                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
 #                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
 #                        DESTDIR too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
-#   make install-boot    the encrypted root's boot integration: the initramfs-tools
+#   make install-boot    the boot integration: the initramfs-tools
 #                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
-#                        tools), their helpers into $(PREFIX)/lib/aesloop (DESTDIR too)
+#                        tools), the fstab generator into $(SYSTEMD_GENERATORS)
+#                        ($(PREFIX)/lib/systemd/system-generators), their helpers
+#                        into $(PREFIX)/lib/aesloop (DESTDIR too)
 #   make losetup         the util-linux losetup with the aesloop patch
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
@@ -181,13 +183,20 @@ install-tools: $(UL_BUILD)/bin/losetup userspace
 # the helpers and the patched losetup are.
 INITRAMFS_TOOLS ?= /etc/initramfs-tools
 AESLOOP_LIBDIR  := $(PREFIX)/lib/aesloop
+SYSTEMD_GENERATORS ?= $(PREFIX)/lib/systemd/system-generators
+BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@SBINDIR@|$(PREFIX)/sbin|'
 install-boot:
 	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom \
+		$(DESTDIR)$(SYSTEMD_GENERATORS)
 	install -m 0755 boot/aesloop-root-config boot/aesloop-root-setup $(DESTDIR)$(AESLOOP_LIBDIR)/
-	sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@SBINDIR@|$(PREFIX)/sbin|' \
-		boot/initramfs-tools/hooks/aesloop >$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
-	chmod 0755 $(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
+	install -m 0644 boot/aesloop-functions $(DESTDIR)$(AESLOOP_LIBDIR)/
+	$(BOOT_SUBST) boot/initramfs-tools/hooks/aesloop >$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
+	$(BOOT_SUBST) boot/aesloop-fstab-setup >$(DESTDIR)$(AESLOOP_LIBDIR)/aesloop-fstab-setup
+	$(BOOT_SUBST) boot/systemd/aesloop-fstab-generator \
+		>$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
+	chmod 0755 $(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop $(DESTDIR)$(AESLOOP_LIBDIR)/aesloop-fstab-setup \
+		$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
 	install -m 0755 boot/initramfs-tools/scripts/local-top/aesloop \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/
 	install -m 0755 boot/initramfs-tools/scripts/init-bottom/aesloop \

@@ -164,6 +164,16 @@ for suite in ${SYSTEMS-bookworm trixie}; do
 	for t in t-boot t-udev t-udisks; do
 		system_results -s "$suite" "tests/system/$t.sh"
 	done
+	# Encrypted fstab lines and swap under systemd: a boot that makes them and reboots, the
+	# next one on the same two disks (trixie's with FULL=1: CI's time).
+	if [ "$suite" = bookworm ] || [ "${FULL:-0}" = 1 ]; then
+		disks=("$log/$suite-fstab-root.qcow2" "$log/$suite-fstab-root.qcow2.key" "$log/$suite-fstab-vdb.qcow2")
+		rm -f "${disks[@]}" "build/vm/share/$suite-fstab-expect"
+		fstab=(-s "$suite" -o "${disks[0]}" -d "${disks[2]}" -a tests/system/answers/fstab)
+		system_results "${fstab[@]}" -n "$suite/t-fstab/first" tests/system/t-fstab.sh first "$suite-fstab"
+		system_results "${fstab[@]}" -n "$suite/t-fstab/again" tests/system/t-fstab.sh again "$suite-fstab"
+		rm -f "${disks[@]}"
+	fi
 	[ "$suite" = bookworm ] || continue
 	# The root on aesloop, set up by the image's initramfs, on a partition with a passphrase:
 	# a first boot that writes and reboots, the next one on the same disk; a CPU without
@@ -173,7 +183,7 @@ for suite in ${SYSTEMS-bookworm trixie}; do
 	# which systemd-remount-fs runs, refuses its gpgkey= option.)
 	if step "system-image-$suite-root-part" tests/system/image-root.sh "$suite" part; then
 		disk=$log/$suite-root-part.qcow2
-		rm -f "$disk" build/vm/share/root-part-initrd.img
+		rm -f "$disk" "$disk.key" build/vm/share/root-part-initrd.img
 		root=(-s "$suite" -i part -a tests/system/answers/root-ok)
 		again=(-t 1200)
 		if [ "${FULL:-0}" = 1 ]; then
@@ -184,7 +194,7 @@ for suite in ${SYSTEMS-bookworm trixie}; do
 			tests/system/t-root.sh first root-part
 		system_results "${root[@]}" "${again[@]}" -o "$disk" -n "$suite-root-part/again" \
 			tests/system/t-root.sh again root-part
-		rm -f "$disk"
+		rm -f "$disk" "$disk.key"
 		system_results "${root[@]}" -t 1200 -c qemu64 -n "$suite-root-part/qemu64" \
 			tests/system/t-root.sh boot
 		system_results -s "$suite" -i part -t 1200 -R -a tests/system/answers/root-rescue \

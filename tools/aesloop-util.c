@@ -261,8 +261,9 @@ const char *aesloop_offset_number(const char *s, int *iv_free)
  * @o:           the options: encryption (required), phash, pseed,
  *               itercountk, gpgkey, gpghome, and where the passphrase or
  *               key lines are: passfd wins over cleartextkey, which wins
- *               over the terminal (asked twice with ask_twice); nothing is
- *               read for phash=random
+ *               over the terminal (asked twice with ask_twice), or without
+ *               one systemd's password agents; nothing is read for
+ *               phash=random
  * @prog:        program name for warnings
  * @backing:     the backing file or device, or NULL: a gpg key file that is
  *               the backing device itself is read only up to @data_offset
@@ -305,6 +306,15 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 			rc = keysetup_read_file(ks, o->cleartextkey);
 		else
 			rc = keysetup_read_tty(ks, "Password: ");
+		/* No terminal (a unit, a script): systemd's agents, if it runs. */
+		if (rc == -ENXIO && !ks->ask_twice) {
+			char msg[PATH_MAX + 64], id[PATH_MAX + 16];
+			const char *what = backing ? backing : "the loop device";
+
+			snprintf(msg, sizeof(msg), "Passphrase for %s:", what);
+			snprintf(id, sizeof(id), "aesloop:%s", what);
+			rc = keysetup_read_agent(ks, msg, id);
+		}
 		if (rc)
 			return rc;
 	}

@@ -668,6 +668,99 @@ restore:
 	return rc;
 }
 
+static const char * const ask_password_paths[] = {
+	"/bin/systemd-ask-password", "/usr/bin/systemd-ask-password",
+};
+
+/**
+ * keysetup_read_agent() - ask for the passphrase through systemd's agents
+ * @ks:      the context
+ * @message: the question, e.g. "Passphrase for /srv/vol.aes:"
+ * @id:      its name for the agents (systemd-ask-password --id)
+ *
+ * For a caller without a terminal on a system that systemd runs (mount or
+ * losetup run by a unit or a script): runs systemd-ask-password, which the
+ * console, plymouth, tty and wall agents answer as they answer
+ * systemd-cryptsetup, and reads its one line (at most KEYSETUP_LINE_MAX
+ * characters) as the passphrase.  It runs with the caller's real IDs,
+ * stdin on /dev/null, and gives up after its default time (90 s).
+ *
+ * Return: 0; -ENOENT if systemd does not run (no /run/systemd/system) or
+ * systemd-ask-password is not installed; -ECANCELED if it gave no answer
+ * (timed out, or the agent refused); -EMSGSIZE; -errno.  The message is in
+ * @ks->errmsg.
+ */
+int keysetup_read_agent(struct keysetup *ks, const char *message,
+			const char *id)
+{
+	char id_arg[PATH_MAX + 8];
+	char *argv[4];
+	int outp[2], rc, status = 0, terminated, e;
+	size_t i;
+	pid_t pid;
+
+	drop_lines(ks);
+	snprintf(ks->source, sizeof(ks->source), "systemd's password agent");
+	if (access("/run/systemd/system", F_OK)) {
+		set_error(ks, "cannot ask for the passphrase: no terminal, and systemd does not run (give it with a passphrase file descriptor or key file instead)");
+		return -ENOENT;
+	}
+	snprintf(id_arg, sizeof(id_arg), "--id=%s", id);
+	argv[0] = (char *)"systemd-ask-password";
+	argv[1] = id_arg;
+	argv[2] = (char *)message;
+	argv[3] = NULL;
+	if (pipe2(outp, O_CLOEXEC)) {
+		rc = -errno;
+		set_error(ks, "cannot ask for the passphrase: pipe: %s", strerror(-rc));
+		return rc;
+	}
+	pid = fork();
+	if (pid < 0) {
+		rc = -errno;
+		close(outp[0]);
+		close(outp[1]);
+		set_error(ks, "cannot ask for the passphrase: fork: %s", strerror(-rc));
+		return rc;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		if (null < 0 || dup2(null, 0) != 0 || dup2(outp[1], 1) != 1 ||
+		    setgid(getgid()) || setuid(getuid()))
+			_exit(126);
+		for (i = 0; i < sizeof(ask_password_paths) / sizeof(ask_password_paths[0]); i++)
+			execv(ask_password_paths[i], argv);
+		_exit(127);
+	}
+	close(outp[1]);
+	rc = read_line(outp[0], &ks->lines[0], &ks->line_len[0], &terminated);
+	close(outp[0]);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	e = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	if (!rc && (e || !terminated)) {
+		memzero_explicit(ks->lines[0], ks->line_len[0]);
+		free(ks->lines[0]);
+		ks->lines[0] = NULL;
+		rc = e == 127 ? -ENOENT : -ECANCELED;
+	}
+	if (rc == -ENOENT)
+		set_error(ks, "cannot ask for the passphrase: no terminal, and systemd-ask-password is not installed");
+	else if (rc == -ECANCELED)
+		set_error(ks, "no passphrase: systemd-ask-password got no answer (exit %d)", e);
+	else if (rc == -EMSGSIZE)
+		set_error(ks, "the passphrase is longer than %u characters", KEYSETUP_LINE_MAX);
+	else if (rc)
+		set_error(ks, "cannot read the passphrase from systemd-ask-password: %s",
+			  strerror(-rc));
+	if (rc)
+		return rc;
+	ks->nstored = 1;
+	ks->nkeys = ks->line_len[0] >= KEYSETUP_MIN_PASS_LEN;
+	return 0;
+}
+
 /**
  * keysetup_set_passphrase() - give the passphrase directly (spec §3.2)
  * @ks:   the context

@@ -190,6 +190,8 @@ int keysetup_set_gpg(struct keysetup *ks, const char *key_file,
 int keysetup_read_fd(struct keysetup *ks, int fd);
 int keysetup_read_file(struct keysetup *ks, const char *path);
 int keysetup_read_tty(struct keysetup *ks, const char *prompt);
+int keysetup_read_agent(struct keysetup *ks, const char *message,
+			const char *id);
 int keysetup_set_passphrase(struct keysetup *ks, const char *pass, size_t len);
 
 int keysetup_derive(struct keysetup *ks);

@@ -9,8 +9,9 @@
 #             test unit, the shutdown hook).  Rebuilt when the package list, make_base, rootfs/,
 #             fstab or the kernel release change.
 #   root.img  base.tar with aesloop installed as the README tells a user: make install (loop.ko
-#             into updates/, depmod) and make install-tools (util-linux 2.38.1's patched
-#             programs on bookworm, 2.41's on trixie), then update-initramfs.  Rebuilt when
+#             into updates/, depmod), make install-tools (util-linux 2.38.1's patched
+#             programs on bookworm, 2.41's on trixie) and make install-boot (the initramfs
+#             hook, the fstab generator), then update-initramfs.  Rebuilt when
 #             what is installed changes.
 # mke2fs -d makes the file system from a folder: nothing is mounted on this host.  Needs root.
 set -euo pipefail
@@ -105,7 +106,7 @@ img_key=$({
 	echo "$base_key $ul_build"
 	cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
 	cd "$top"
-	git ls-files -z loop aes aes-intel tools Makefile | xargs -0 sha256sum
+	git ls-files -z loop aes aes-intel tools boot Makefile | xargs -0 sha256sum
 	sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
 		"$ul_build"/bin/swapoff build/bin/aesloop-pipe
 } | key_of)
@@ -127,6 +128,8 @@ tar -C "$root" -xf "$out/base.tar"
 	{ tail -n 20 "$out/install.log" >&2; die "make install failed (${out#"$top"/}/install.log)"; }
 make -C "$top" install-tools DESTDIR="$root" UL_BUILD="$ul_build" >>"$out/install.log" 2>&1 ||
 	{ tail -n 20 "$out/install.log" >&2; die "make install-tools failed"; }
+make -C "$top" install-boot DESTDIR="$root" >>"$out/install.log" 2>&1 ||
+	{ tail -n 20 "$out/install.log" >&2; die "make install-boot failed"; }
 ko=$(find "$root/lib/modules/$kver/updates" -name 'loop.ko*' | head -n 1)
 [ -n "$ko" ] || die "make install put no loop.ko into the image's updates/"
 # Its ELF build id, which the guest compares with the loaded module's (guest.sh).

@@ -38,3 +38,33 @@ use_driver() {
 		[ -e /sys/module/loop/parameters/aes_impl ]
 	fi
 }
+
+# password_agent FILE: answers systemd's password questions (systemd-ask-password, as
+# systemd-cryptsetup and aesloop-fstab-setup ask them) as an agent does: watches
+# /run/systemd/ask-password for ask.* files and replies through their socket with
+# systemd-reply-password.  FILE has "TEXT<TAB>REPLY" lines, used in order: a question gets the
+# first unused line whose TEXT is in its Message=.  Runs until killed; log in FILE.log.
+password_agent() {
+	local file=$1 used=' ' ask msg sock n text reply seen=' '
+	while :; do
+		for ask in /run/systemd/ask-password/ask.*; do
+			[ -e "$ask" ] || continue
+			case "$seen" in *" $ask "*) continue ;; esac
+			msg=$(sed -n 's/^Message=//p' "$ask")
+			sock=$(sed -n 's/^Socket=//p' "$ask")
+			[ -n "$sock" ] || continue
+			n=0
+			while IFS=$'\t' read -r text reply; do
+				n=$((n + 1))
+				case "$used" in *" $n "*) continue ;; esac
+				[[ "$msg" == *"$text"* ]] || continue
+				used="$used$n "
+				seen="$seen$ask "
+				echo "answered '$msg' with line $n" >>"$file.log"
+				printf '%s' "$reply" | /lib/systemd/systemd-reply-password 1 "$sock"
+				break
+			done <"$file"
+		done
+		sleep 0.2
+	done
+}

@@ -23,6 +23,8 @@ Options:
               (tests/system/image-root.sh: part or file) instead of the plain image
   -o FILE     keep the run's disk (a copy-on-write overlay of the image) in FILE: made if
               missing, booted again if there, so a second run sees what the first wrote
+  -d FILE     a second disk, the guest's /dev/vdb: FILE (qcow2), made empty (256 MiB) if
+              missing, kept as the guest left it
   -I FILE     boot this initramfs (e.g. one the guest made and left in the share) instead
               of the image's
   -a FILE     answer the console: lines "TEXT<TAB>REPLY" (# comments); when TEXT has appeared on the
@@ -64,13 +66,15 @@ guest_env=()
 variant=
 overlay=
 initrd_file=
+extra_disk=
 answers=
 rescue=0
-while getopts 's:i:o:I:a:Rc:M:e:t:r:n:vqh' opt; do
+while getopts 's:i:o:d:I:a:Rc:M:e:t:r:n:vqh' opt; do
 	case "$opt" in
 	s) suite=$OPTARG ;;
 	i) variant=$OPTARG ;;
 	o) overlay=$OPTARG ;;
+	d) extra_disk=$OPTARG ;;
 	I) initrd_file=$OPTARG ;;
 	a) answers=$OPTARG ;;
 	R) rescue=1 ;;
@@ -106,6 +110,7 @@ for f in "$initrd_file" "$answers"; do
 	[ -z "$f" ] || [ -f "$f" ] || die "$f: no such file"
 done
 [ -z "$overlay" ] || overlay=$(realpath -m "$overlay")
+[ -z "$extra_disk" ] || extra_disk=$(realpath -m "$extra_disk")
 [ -z "$initrd_file" ] || initrd_file=$(realpath "$initrd_file")
 [ -z "$answers" ] || answers=$(realpath "$answers")
 if [ -n "$variant" ]; then
@@ -159,8 +164,20 @@ if [ -z "$overlay" ]; then
 	qemu-img create -q -f qcow2 -F raw -b "$disk" "$rundir/root.qcow2"
 	drive=$rundir/root.qcow2
 else
-	[ -f "$overlay" ] || qemu-img create -q -f qcow2 -F raw -b "$disk" "$overlay"
+	# An overlay is only good on the image it was made on: a rebuilt image under it reads
+	# as a corrupt file system.
+	image_key=$(cat "$image/disk.key" "$image/root.key" 2>/dev/null || true)
+	if [ ! -f "$overlay" ]; then
+		qemu-img create -q -f qcow2 -F raw -b "$disk" "$overlay"
+		echo "$image_key" >"$overlay.key"
+	elif [ "$(cat "$overlay.key" 2>/dev/null)" != "$image_key" ]; then
+		die "$overlay was made on another build of the image (it was rebuilt since): remove it and start again"
+	fi
 	drive=$overlay
+fi
+
+if [ -n "$extra_disk" ] && [ ! -f "$extra_disk" ]; then
+	qemu-img create -q -f qcow2 "$extra_disk" 256M
 fi
 
 tcg=tcg,thread=single # exact code patching: see tests/vm/run.sh
@@ -176,6 +193,7 @@ qemu=(
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
 	-virtfs "local,path=$share,mount_tag=share,security_model=none"
 )
+[ -z "$extra_disk" ] || qemu+=(-drive "file=$extra_disk,if=virtio,format=qcow2,cache=unsafe")
 printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
 echo >>"$rundir/qemu-command"
 

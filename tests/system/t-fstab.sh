@@ -1,0 +1,174 @@
+#!/bin/bash
+# System suite: encrypted fstab lines and swap under systemd, on the stock Debian mount and
+# swapon (boot/systemd/aesloop-fstab-generator, installed with make install-boot).  Two boots
+# of one disk (run.sh -o, and -d for the second disk /dev/vdb):
+#   t-fstab.sh first NAME  makes the volumes (on /dev/vdb's partitions and in a file on the
+#                          root, AES128 passphrase and AES256 v3 gpg key), writes their
+#                          lines into /etc/fstab, checks the units the generator makes,
+#                          starts them on demand (a test agent answers systemd's password
+#                          questions, a wrong passphrase first), writes files, reboots
+#   t-fstab.sh again NAME  the next boot: the auto line was mounted at boot (its passphrase
+#                          typed at the console: run.sh -a answers/fstab) and the swap is on
+#                          with fresh keys; the files are there; the last boot's shutdown
+#                          detached every device; the noauto line mounts on demand and is
+#                          detached when unmounted; Debian's mount is Debian's; without
+#                          aesloop's losetup the setup fails loudly instead of mounting
+# shellcheck source=tests/vm/lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
+
+phase=${1:?usage: t-fstab.sh first|again NAME}
+name=${2:?usage: t-fstab.sh first|again NAME}
+# Test passphrases, not secrets; answers/fstab types the first at the console.
+pass_data='fstab data passphrase, twenty or more'
+pass_gpg='gpg key file passphrase of the test'
+state=/var/lib/aesloop-test
+swap_part=/dev/disk/by-partlabel/aesloop-swap
+
+agent_pid=
+start_agent() {
+	printf '%s\n' "$@" >/run/aesloop-test/agent
+	password_agent /run/aesloop-test/agent &
+	agent_pid=$!
+}
+stop_agent() {
+	[ -z "$agent_pid" ] || kill "$agent_pid" 2>/dev/null
+	wait "$agent_pid" 2>/dev/null
+	agent_pid=
+}
+mkdir -p /run/aesloop-test
+
+# The device of a mount point, and whether its loop is an encrypted one.
+source_of() { findmnt -n -o SOURCE "$1"; }
+# shellcheck disable=SC2317 # called through t_check
+encrypted() { losetup "$1" 2>/dev/null | grep -q 'encryption='; }
+# Waits (generously: a minute) for what systemd or the last close does on its own.
+# shellcheck disable=SC2317 # called through t_check
+wait_until() {
+	local i
+	for i in $(seq 120); do
+		"$@" && return 0
+		sleep 0.5
+	done
+	return 1
+}
+# shellcheck disable=SC2317
+inactive() { [ "$(systemctl is-active "$1")" = inactive ]; }
+# shellcheck disable=SC2317
+detached() { ! losetup "$1" >/dev/null 2>&1; }
+
+case "$phase" in
+first)
+	t_check partition-disk sh -c 'printf "label: gpt\nsize=32MiB, name=aesloop-swap\nname=aesloop-data\n" | sfdisk -q /dev/vdb && udevadm settle && test -b /dev/disk/by-partlabel/aesloop-data'
+	t_check make-data sh -c "printf '%s\n' '$pass_data' | losetup -e AES128 -p 0 /dev/loop7 /dev/disk/by-partlabel/aesloop-data && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
+	mkdir -p "$state" /etc/aesloop-test /mnt/auto /mnt/gpg /run/aesloop-test/gnupg
+	chmod 0700 /run/aesloop-test/gnupg
+	t_check make-gpg-key bash -c "head -c 3000 /dev/urandom | base64 -w 45 | head -n 65 | gpg --homedir /run/aesloop-test/gnupg --batch --quiet --pinentry-mode loopback --passphrase-fd 3 --symmetric --cipher-algo AES256 -o /etc/aesloop-test/data.gpg 3<<<'$pass_gpg'"
+	t_check make-gpg-volume sh -c "truncate -s 64M $state/data.aes && printf '%s\n' '$pass_gpg' | losetup -e AES256 -K /etc/aesloop-test/data.gpg -G /run/aesloop-test/gnupg -p 0 /dev/loop7 $state/data.aes && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
+	cat >>/etc/fstab <<EOF
+# t-fstab: encrypted swap, a volume mounted at boot, one on demand (loop-AES's options)
+PARTLABEL=aesloop-swap	none	swap	sw,loop=/dev/loop6,encryption=AES128,phash=random	0 0
+PARTLABEL=aesloop-data	/mnt/auto	ext4	loop=/dev/loop5,encryption=AES128	0 2
+$state/data.aes	/mnt/gpg	ext4	noauto,loop=/dev/loop4,encryption=AES256,gpgkey=/etc/aesloop-test/data.gpg	0 0
+EOF
+	# A journal that outlives the boot: the next one reads this boot's shutdown in it.
+	mkdir -p /var/log/journal
+	systemd-tmpfiles --create --prefix /var/log/journal >/dev/null 2>&1
+	journalctl --flush >/dev/null 2>&1
+	t_check daemon-reload systemctl daemon-reload
+
+	t_expect_eq mount-unit-what /dev/loop5 "$(systemctl show -P What mnt-auto.mount)"
+	t_check mount-unit-generated sh -c 'systemctl show -P FragmentPath mnt-auto.mount | grep -q generator.early'
+	t_expect_eq mount-unit-options defaults "$(systemctl show -P Options mnt-auto.mount)"
+	t_check mount-unit-fsck sh -c 'systemctl show -P Requires mnt-auto.mount | grep -q "systemd-fsck@dev-loop5.service"'
+	t_check boot-wants-auto sh -c 'systemctl show -P RequiredBy mnt-auto.mount | grep -q local-fs.target'
+	t_expect_eq noauto-not-wanted '' "$(systemctl show -P RequiredBy mnt-gpg.mount)"
+	t_expect_eq swap-unit-what /dev/loop6 "$(systemctl show -P What dev-loop6.swap)"
+	t_check boot-wants-swap sh -c 'systemctl show -P RequiredBy dev-loop6.swap | grep -q swap.target'
+	t_expect_eq backing-swap-masked masked "$(systemctl show -P LoadState "$(systemd-escape --path --suffix=swap "$swap_part")")"
+
+	# On demand through systemd: a wrong passphrase first, refused by the signature check.
+	start_agent "Passphrase for /mnt/auto	$pass_data" \
+		"Passphrase for /mnt/gpg	wrong passphrase for the gpg key" \
+		"Passphrase again for the file system of /mnt/gpg	$pass_gpg"
+	t_check start-auto systemctl start mnt-auto.mount
+	t_expect_eq auto-on-loop5 /dev/loop5 "$(source_of /mnt/auto)"
+	t_check auto-encrypted encrypted /dev/loop5
+	t_check start-gpg systemctl start mnt-gpg.mount
+	t_expect_eq gpg-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
+	t_check gpg-wrong-refused sh -c "dmesg | grep -q 'aesloop-fstab: no ext4 file system on /dev/loop4: wrong passphrase or key (attempt 1 of 3)'"
+	t_check gpg-multi-key sh -c 'losetup /dev/loop4 | grep -q "multi-key-v3"'
+	stop_agent
+	t_check start-swap systemctl start dev-loop6.swap
+	t_check swap-on-loop6 sh -c 'swapon --show=NAME --noheadings | grep -qx /dev/loop6'
+	t_expect_eq swap-store-no-signature '' "$(blkid -p -o value -s TYPE "$swap_part")"
+	blkid -p -o value -s UUID /dev/loop6 >"$state/swap-uuid"
+
+	head -c 65536 /dev/urandom | base64 >/mnt/auto/before-reboot
+	cp /mnt/auto/before-reboot /mnt/gpg/before-reboot
+	cp /mnt/auto/before-reboot "/share/$name-expect"
+	touch /run/aesloop-test/reboot
+	;;
+again)
+	expect=/share/$name-expect
+	t_check auto-mounted-at-boot systemctl is-active --quiet mnt-auto.mount
+	t_expect_eq auto-on-loop5 /dev/loop5 "$(source_of /mnt/auto)"
+	t_check auto-encrypted encrypted /dev/loop5
+	t_check auto-file-kept cmp /mnt/auto/before-reboot "$expect"
+	t_check auto-fsck-ran sh -c 'systemctl show -P ActiveState systemd-fsck@dev-loop5.service | grep -qx active'
+	t_check swap-on-at-boot sh -c 'swapon --show=NAME --noheadings | grep -qx /dev/loop6'
+	t_check swap-encrypted encrypted /dev/loop6
+	uuid=$(blkid -p -o value -s UUID /dev/loop6)
+	if [ -n "$uuid" ] && [ "$uuid" != "$(cat "$state/swap-uuid")" ]; then
+		t_pass swap-new-area
+	else
+		t_fail swap-new-area "swap UUID '$uuid', last boot's '$(cat "$state/swap-uuid")'"
+	fi
+	t_expect_eq swap-store-no-signature '' "$(blkid -p -o value -s TYPE "$swap_part")"
+	t_check noauto-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
+
+	# The last boot's shutdown: every device detached (the key with it), no unit failed.
+	last=$(journalctl -b -1 -o cat 2>/dev/null)
+	for d in loop4 loop5 loop6; do
+		t_check "shutdown-detached-$d" grep -q "aesloop-fstab: /dev/$d detached, its key wiped" <<<"$last"
+	done
+	t_check shutdown-no-failed-unit sh -c "! journalctl -b -1 -o cat | grep -E '^(aesloop-loop[0-9]+\.service|mnt-.*\.mount|dev-loop[0-9]+\.swap): Failed'"
+
+	# Debian's own mount and swapon did the mounting: nothing of util-linux was replaced, so
+	# upgrading it changes nothing here.
+	t_expect_eq debian-mount-untouched '' "$(dpkg --verify mount util-linux 2>&1)"
+	t_check mount-by-debian sh -c 'systemctl show -P ExecMount mnt-auto.mount | grep -Eq "path=/(usr/)?bin/mount "'
+
+	# On demand again, and umount detaches it.
+	start_agent "Passphrase for /mnt/gpg	$pass_gpg"
+	t_check start-gpg systemctl start mnt-gpg.mount
+	stop_agent
+	t_check gpg-file-kept cmp /mnt/gpg/before-reboot "$expect"
+	t_check umount-gpg umount /mnt/gpg
+	t_check umount-stops-setup wait_until inactive aesloop-loop4.service
+	t_check umount-detached detached /dev/loop4
+
+	# By hand, with aesloop's mount (root's PATH) and no terminal: it asks systemd's agents;
+	# systemd leaves the mount alone, and umount detaches it (autoclear).
+	start_agent "Passphrase for $state/data.aes	$pass_gpg"
+	t_check mount-by-hand mount /mnt/gpg
+	stop_agent
+	t_expect_eq by-hand-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
+	t_check by-hand-file-kept cmp /mnt/gpg/before-reboot "$expect"
+	t_check by-hand-still-mounted sh -c 'sleep 2; findmnt /mnt/gpg >/dev/null'
+	t_check umount-by-hand umount /mnt/gpg
+	t_check by-hand-detached wait_until detached /dev/loop4
+
+	# Without aesloop's losetup (a broken install): the unit fails and says why.
+	mount --bind /bin/true /usr/local/sbin/losetup
+	t_expect_fail broken-install-fails '' systemctl start mnt-gpg.mount
+	umount /usr/local/sbin/losetup
+	t_check broken-install-said-why sh -c "dmesg | grep -q \"aesloop-fstab: /usr/local/sbin/losetup is not aesloop's losetup\""
+	t_check gpg-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
+	systemctl reset-failed
+	rm -f "$expect"
+	;;
+*) t_fail usage "unknown phase $phase" ;;
+esac
+exit 0
