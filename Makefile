@@ -13,7 +13,8 @@
 #   make install-boot    the boot integration: the initramfs-tools
 #                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
 #                        tools), the fstab generator into $(SYSTEMD_GENERATORS)
-#                        ($(PREFIX)/lib/systemd/system-generators), their helpers
+#                        ($(PREFIX)/lib/systemd/system-generators), the dracut
+#                        module into $(DRACUT_MODULES) if dracut is installed, helpers
 #                        into $(PREFIX)/lib/aesloop (DESTDIR too)
 #   make losetup         the util-linux losetup with the aesloop patch
 #                        (2.38.1, Debian bookworm's, in build/bin)
@@ -184,6 +185,8 @@ install-tools: $(UL_BUILD)/bin/losetup userspace
 INITRAMFS_TOOLS ?= /etc/initramfs-tools
 AESLOOP_LIBDIR  := $(PREFIX)/lib/aesloop
 SYSTEMD_GENERATORS ?= $(PREFIX)/lib/systemd/system-generators
+# dracut reads its modules from there only; installed when dracut is.
+DRACUT_MODULES ?= /usr/lib/dracut/modules.d
 BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@SBINDIR@|$(PREFIX)/sbin|'
 install-boot:
 	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
@@ -201,6 +204,14 @@ install-boot:
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/
 	install -m 0755 boot/initramfs-tools/scripts/init-bottom/aesloop \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/
+	if [ -d $(DESTDIR)$(DRACUT_MODULES) ]; then \
+		install -d $(DESTDIR)$(DRACUT_MODULES)/90aesloop && \
+		$(BOOT_SUBST) boot/dracut/90aesloop/module-setup.sh \
+			>$(DESTDIR)$(DRACUT_MODULES)/90aesloop/module-setup.sh && \
+		chmod 0755 $(DESTDIR)$(DRACUT_MODULES)/90aesloop/module-setup.sh && \
+		install -m 0644 boot/dracut/90aesloop/aesloop-root.service \
+			$(DESTDIR)$(DRACUT_MODULES)/90aesloop/; \
+	fi
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup

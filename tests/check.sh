@@ -156,50 +156,86 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 done
 
 # Real Debian systems booted with systemd, udev and udisks, aesloop installed as the README
-# says: bookworm (6.1, util-linux 2.38.1) and trixie (7.3 from trixie-backports, 2.41).
-for suite in ${SYSTEMS-bookworm trixie}; do
+# says: bookworm (6.1, util-linux 2.38.1), trixie (7.3 from trixie-backports, 2.41) and, with
+# FULL=1, bookworm with dracut instead of initramfs-tools.  CI's time decides what runs
+# where: trixie's udev, udisks and encrypted-root suites and dracut's are FULL=1's.
+full=${FULL:-0}
+default_systems="bookworm trixie"
+[ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut"
+for suite in ${SYSTEMS-$default_systems}; do
 	stage "System: Debian $suite (tests/system)"
 	step "system-image-$suite" tests/system/image.sh "$suite" || continue
 	kvers+=" $suite"
-	for t in t-boot t-udev t-udisks; do
+	suites="t-boot t-udev t-udisks" with_fstab=yes variants="part file"
+	case "$suite" in
+	trixie)
+		if [ "$full" = 1 ]; then
+			variants=part
+		else
+			suites=t-boot variants=''
+		fi
+		;;
+	*-dracut) suites=t-boot with_fstab='' variants=part ;;
+	esac
+	for t in $suites; do
 		system_results -s "$suite" "tests/system/$t.sh"
 	done
 	# Encrypted fstab lines and swap under systemd: a boot that makes them and reboots, the
-	# next one on the same two disks (trixie's with FULL=1: CI's time).
-	if [ "$suite" = bookworm ] || [ "${FULL:-0}" = 1 ]; then
+	# next one on the same two disks; its shutdown (which no guest script sees) detached
+	# each device, wiping its key.
+	if [ -n "$with_fstab" ]; then
 		disks=("$log/$suite-fstab-root.qcow2" "$log/$suite-fstab-root.qcow2.key" "$log/$suite-fstab-vdb.qcow2")
 		rm -f "${disks[@]}" "build/vm/share/$suite-fstab-expect"
 		fstab=(-s "$suite" -o "${disks[0]}" -d "${disks[2]}" -a tests/system/answers/fstab)
-		system_results "${fstab[@]}" -n "$suite/t-fstab/first" tests/system/t-fstab.sh first "$suite-fstab"
+		detached=()
+		for d in loop4 loop5 loop6; do
+			detached+=(-k "shutdown-detached-$d=aesloop-fstab: /dev/$d detached, its key wiped")
+		done
+		system_results "${fstab[@]}" "${detached[@]}" -n "$suite/t-fstab/first" \
+			tests/system/t-fstab.sh first "$suite-fstab"
 		system_results "${fstab[@]}" -n "$suite/t-fstab/again" tests/system/t-fstab.sh again "$suite-fstab"
 		rm -f "${disks[@]}"
 	fi
-	[ "$suite" = bookworm ] || continue
-	# The root on aesloop, set up by the image's initramfs, on a partition with a passphrase:
-	# a first boot that writes and reboots, the next one on the same disk; a CPU without
-	# AES-NI; three wrong passphrases.  With FULL=1 the first boot also runs the image's own
-	# update-initramfs (over 10 minutes under TCG) and the next boots what it made.  (The
-	# file variant, image-root.sh file, waits for the boot-time mount: Debian's own mount,
-	# which systemd-remount-fs runs, refuses its gpgkey= option.)
-	if step "system-image-$suite-root-part" tests/system/image-root.sh "$suite" part; then
-		disk=$log/$suite-root-part.qcow2
-		rm -f "$disk" "$disk.key" build/vm/share/root-part-initrd.img
-		root=(-s "$suite" -i part -a tests/system/answers/root-ok)
-		again=(-t 1200)
-		if [ "${FULL:-0}" = 1 ]; then
-			root+=(-e T_ROOT_UPDATE=1)
-			again+=(-I build/vm/share/root-part-initrd.img)
+	# The root on aesloop, set up by the image's initramfs: on a whole partition with a
+	# passphrase (part), and in a file on a partition with a v3 gpg key on /boot (file).  For
+	# each, a first boot that writes and reboots, the next one on the same disk (dracut's:
+	# one boot); then, on part, a CPU without AES-NI and three wrong passphrases.  With
+	# FULL=1 the first boot also runs the image's own update-initramfs (over 10 minutes under
+	# TCG) and the next boots what it made.
+	for variant in $variants; do
+		step "system-image-$suite-root-$variant" tests/system/image-root.sh "$suite" "$variant" ||
+			continue
+		name=root-$variant disk=$log/$suite-root-$variant.qcow2
+		root=(-s "$suite" -i "$variant" -a tests/system/answers/root-ok)
+		rescue=answers/root-rescue
+		case "$suite" in
+		*-dracut)
+			system_results "${root[@]}" -t 1200 -n "$suite-$name/boot" tests/system/t-root.sh boot
+			rescue=answers/root-rescue-dracut
+			;;
+		*)
+			rm -f "$disk" "$disk.key" "build/vm/share/$suite-$name-initrd.img"
+			again=(-t 1200)
+			if [ "$full" = 1 ]; then
+				root+=(-e T_ROOT_UPDATE=1)
+				again+=(-I "build/vm/share/$suite-$name-initrd.img")
+			fi
+			system_results "${root[@]}" -o "$disk" -n "$suite-$name/first" \
+				tests/system/t-root.sh first "$suite-$name"
+			system_results "${root[@]}" "${again[@]}" -o "$disk" -n "$suite-$name/again" \
+				tests/system/t-root.sh again "$suite-$name"
+			rm -f "$disk" "$disk.key"
+			;;
+		esac
+		if [ "$variant" != part ] || [ "$suite" = trixie ]; then
+			continue
 		fi
-		system_results "${root[@]}" -o "$disk" -n "$suite-root-part/first" \
-			tests/system/t-root.sh first root-part
-		system_results "${root[@]}" "${again[@]}" -o "$disk" -n "$suite-root-part/again" \
-			tests/system/t-root.sh again root-part
-		rm -f "$disk" "$disk.key"
-		system_results "${root[@]}" -t 1200 -c qemu64 -n "$suite-root-part/qemu64" \
-			tests/system/t-root.sh boot
-		system_results -s "$suite" -i part -t 1200 -R -a tests/system/answers/root-rescue \
-			-n "$suite-root-part/rescue" tests/system/t-root.sh rescue
-	fi
+		[ "$suite" = bookworm-dracut ] ||
+			system_results "${root[@]}" -t 1200 -c qemu64 -n "$suite-$name/qemu64" \
+				tests/system/t-root.sh boot
+		system_results -s "$suite" -i part -t 1200 -R -a "tests/system/$rescue" \
+			-n "$suite-$name/rescue" tests/system/t-root.sh rescue
+	done
 done
 
 summary

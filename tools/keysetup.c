@@ -26,6 +26,7 @@
 #include <strings.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
@@ -1126,6 +1127,22 @@ static int gpg_decrypt(struct keysetup *ks)
 	pw = getpwuid(getuid());
 	snprintf(home_env, sizeof(home_env), "HOME=%s",
 		 pw && pw->pw_dir ? pw->pw_dir : homedir ? homedir : "/");
+	/*
+	 * gpg --no-options does not make its default home (~/.gnupg), and
+	 * without one it decrypts but exits 2: made here as gpg itself would,
+	 * for a user who never ran gpg (a fresh root), never for another user.
+	 */
+	if (!homedir && pw && pw->pw_dir && geteuid() == getuid()) {
+		char dflt[PATH_MAX];
+
+		if (snprintf(dflt, sizeof(dflt), "%s/.gnupg", pw->pw_dir) <
+		    (int)sizeof(dflt) && mkdir(dflt, 0700) && errno != EEXIST) {
+			rc = -errno;
+			set_error(ks, "%s: cannot make gpg's home %s: %s", what,
+				  dflt, strerror(-rc));
+			return rc;
+		}
+	}
 
 	argv[argc++] = (char *)"gpg";
 	if (homedir) {

@@ -281,6 +281,26 @@ if command -v aespipe >/dev/null; then
 			expect_error "$b-gpg-not-encrypted" 'decryption failed' \
 				"$p" -e AES128 -K "$vectors/keys64.txt" -G "$gh" -p 3 3<"$tmp/gpg.pass"
 		done
+		# No -G, and the user's home has no ~/.gnupg yet (a fresh root, as in t-fstab):
+		# gpg --no-options would decrypt and still exit 2; the home is made, 0700.
+		if [ "$(id -u)" = 0 ] && unshare --mount true 2>/dev/null; then
+			# shellcheck disable=SC2016 # the inner shell's arguments
+			out=$(unshare --mount --propagation private sh -c '
+				mount -t tmpfs -o mode=0700 none "$6" || exit 9
+				"$1" -e AES192 -K "$2" -p 3 <"$3" 3<"$4" >"$5" || exit 1
+				stat -c %a "$6/.gnupg"
+				gpgconf --kill gpg-agent >/dev/null 2>&1
+			' sh "$pipe" "$mk/keys64.gpg" "$tmp/in.4113" "$tmp/gpg.pass" "$tmp/d.enc" \
+				"$(getent passwd "$(id -u)" | cut -d: -f6)" 2>&1)
+			"$pipe" -e AES192 -P "$vectors/keys64.txt" <"$tmp/in.4113" >"$tmp/c.enc" 2>/dev/null
+			if [ "$out" = 700 ] && cmp -s "$tmp/c.enc" "$tmp/d.enc"; then
+				pass gpg-default-home-made
+			else
+				fail gpg-default-home-made "without -G and ~/.gnupg: $out"
+			fi
+		else
+			skip gpg-default-home-made "needs root and a mount namespace"
+		fi
 		gpgconf --homedir "$gh" --kill gpg-agent >/dev/null 2>&1 || true
 	else
 		skip gpg "gpg is not installed"

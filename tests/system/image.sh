@@ -1,6 +1,7 @@
 #!/bin/bash
-# Usage: tests/system/image.sh SUITE
-# Builds the system test image of Debian SUITE (bookworm or trixie) and prints the folder that
+# Usage: tests/system/image.sh SUITE[-dracut]
+# Builds the system test image of Debian SUITE (bookworm or trixie; -dracut: with Debian's
+# dracut instead of initramfs-tools, in build/system/SUITE-dracut) and prints the folder that
 # holds it: root.img (ext4, the whole root file system, no partition table), root.tar (the same
 # tree, for tests/system/image-root.sh), vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
 #   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
@@ -22,8 +23,9 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 say() { echo "image.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -eq 1 ] || die "usage: $0 bookworm|trixie"
-suite=$1
+[ $# -eq 1 ] || die "usage: $0 bookworm|trixie[-dracut]"
+name=$1 suite=${1%-dracut} initramfs=initramfs-tools
+[ "$name" = "$suite" ] || initramfs=dracut
 mirror=http://deb.debian.org/debian
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 case "$suite" in
@@ -47,7 +49,7 @@ command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (tests/deps
 kver=$("$top/tests/vm/kernel.sh" "$kseries") || die "kernel.sh $kseries failed"
 ktree="$top/build/kernel/$kver/lib/modules/$kver/build"
 
-out="$top/build/system/$suite"
+out="$top/build/system/$name"
 mkdir -p "$out"
 exec 8>"$out/.lock"
 flock 8
@@ -55,7 +57,7 @@ flock 8
 # What the image is made of, as the packages a user would install.  No recommends: udisks2's
 # would pull in every file system's tools; polkitd is what authorizes udisksctl.
 packages=(
-	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs initramfs-tools gnupg
+	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs "$initramfs" gnupg
 	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver" ${kextra:+"$kextra"}
 )
 

@@ -30,6 +30,8 @@ Options:
   -a FILE     answer the console: lines "TEXT<TAB>REPLY" (# comments); when TEXT has appeared on the
               console as many times as it has in the file so far, REPLY and Enter are
               typed (REPLY @passphrase: the image's passphrase)
+  -k NAME=RE  a result NAME: the kernel log of the whole run, the shutdown included, has a
+              line matching the extended regular expression RE (repeatable)
   -R          no panic= on the kernel command line, so that the initramfs stops in its
               rescue shell when it cannot set up the root (a kernel panic then waits for
               the time limit)
@@ -67,9 +69,10 @@ variant=
 overlay=
 initrd_file=
 extra_disk=
+dmesg_expect=()
 answers=
 rescue=0
-while getopts 's:i:o:d:I:a:Rc:M:e:t:r:n:vqh' opt; do
+while getopts 's:i:o:d:I:a:k:Rc:M:e:t:r:n:vqh' opt; do
 	case "$opt" in
 	s) suite=$OPTARG ;;
 	i) variant=$OPTARG ;;
@@ -77,6 +80,10 @@ while getopts 's:i:o:d:I:a:Rc:M:e:t:r:n:vqh' opt; do
 	d) extra_disk=$OPTARG ;;
 	I) initrd_file=$OPTARG ;;
 	a) answers=$OPTARG ;;
+	k)
+		[[ "$OPTARG" =~ ^[A-Za-z0-9_.-]+=. ]] || die "-k needs NAME=REGEX"
+		dmesg_expect+=("$OPTARG")
+		;;
 	R) rescue=1 ;;
 	c) cpu=$OPTARG ;;
 	M) mem_mib=$OPTARG ;;

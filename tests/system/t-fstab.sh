@@ -9,8 +9,8 @@
 #                          questions, a wrong passphrase first), writes files, reboots
 #   t-fstab.sh again NAME  the next boot: the auto line was mounted at boot (its passphrase
 #                          typed at the console: run.sh -a answers/fstab) and the swap is on
-#                          with fresh keys; the files are there; the last boot's shutdown
-#                          detached every device; the noauto line mounts on demand and is
+#                          with fresh keys; the files are there; the noauto line mounts on
+#                          demand (through systemd, and by hand with aesloop's mount) and is
 #                          detached when unmounted; Debian's mount is Debian's; without
 #                          aesloop's losetup the setup fails loudly instead of mounting
 # shellcheck source=tests/vm/lib.sh
@@ -41,7 +41,10 @@ mkdir -p /run/aesloop-test
 
 # The device of a mount point, and whether its loop is an encrypted one.
 source_of() { findmnt -n -o SOURCE "$1"; }
+# What aesloop-fstab-setup told the kernel log (not the harness' own lines, which quote it).
 # shellcheck disable=SC2317 # called through t_check
+said() { dmesg | grep -v 'aesloop-test: ' | grep -qF -- "$1"; }
+# shellcheck disable=SC2317
 encrypted() { losetup "$1" 2>/dev/null | grep -q 'encryption='; }
 # Waits (generously: a minute) for what systemd or the last close does on its own.
 # shellcheck disable=SC2317 # called through t_check
@@ -72,10 +75,6 @@ PARTLABEL=aesloop-swap	none	swap	sw,loop=/dev/loop6,encryption=AES128,phash=rand
 PARTLABEL=aesloop-data	/mnt/auto	ext4	loop=/dev/loop5,encryption=AES128	0 2
 $state/data.aes	/mnt/gpg	ext4	noauto,loop=/dev/loop4,encryption=AES256,gpgkey=/etc/aesloop-test/data.gpg	0 0
 EOF
-	# A journal that outlives the boot: the next one reads this boot's shutdown in it.
-	mkdir -p /var/log/journal
-	systemd-tmpfiles --create --prefix /var/log/journal >/dev/null 2>&1
-	journalctl --flush >/dev/null 2>&1
 	t_check daemon-reload systemctl daemon-reload
 
 	t_expect_eq mount-unit-what /dev/loop5 "$(systemctl show -P What mnt-auto.mount)"
@@ -86,10 +85,12 @@ EOF
 	t_expect_eq noauto-not-wanted '' "$(systemctl show -P RequiredBy mnt-gpg.mount)"
 	t_expect_eq swap-unit-what /dev/loop6 "$(systemctl show -P What dev-loop6.swap)"
 	t_check boot-wants-swap sh -c 'systemctl show -P RequiredBy dev-loop6.swap | grep -q swap.target'
-	t_expect_eq backing-swap-masked masked "$(systemctl show -P LoadState "$(systemd-escape --path --suffix=swap "$swap_part")")"
+	t_check backing-swap-neutral sh -c "systemctl show -P DropInPaths '$(systemd-escape --path --suffix=swap "$swap_part")' | grep -q aesloop.conf"
 
-	# On demand through systemd: a wrong passphrase first, refused by the signature check.
-	start_agent "Passphrase for /mnt/auto	$pass_data" \
+	# On demand through systemd, a wrong passphrase first: for the single key, refused by the
+	# signature check; for the gpg key file, by gpg.
+	start_agent "Passphrase for /mnt/auto	wrong passphrase, twenty or more" \
+		"Passphrase again for the file system of /mnt/auto	$pass_data" \
 		"Passphrase for /mnt/gpg	wrong passphrase for the gpg key" \
 		"Passphrase again for the file system of /mnt/gpg	$pass_gpg"
 	t_check start-auto systemctl start mnt-auto.mount
@@ -97,7 +98,8 @@ EOF
 	t_check auto-encrypted encrypted /dev/loop5
 	t_check start-gpg systemctl start mnt-gpg.mount
 	t_expect_eq gpg-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
-	t_check gpg-wrong-refused sh -c "dmesg | grep -q 'aesloop-fstab: no ext4 file system on /dev/loop4: wrong passphrase or key (attempt 1 of 3)'"
+	t_check auto-wrong-refused said 'aesloop-fstab: no ext4 file system on /dev/loop5: wrong passphrase or key (attempt 1 of 3)'
+	t_check gpg-wrong-refused said 'aesloop-fstab: losetup /dev/loop4 failed (exit 1; attempt 1 of 3)'
 	t_check gpg-multi-key sh -c 'losetup /dev/loop4 | grep -q "multi-key-v3"'
 	stop_agent
 	t_check start-swap systemctl start dev-loop6.swap
@@ -117,7 +119,10 @@ again)
 	t_check auto-encrypted encrypted /dev/loop5
 	t_check auto-file-kept cmp /mnt/auto/before-reboot "$expect"
 	t_check auto-fsck-ran sh -c 'systemctl show -P ActiveState systemd-fsck@dev-loop5.service | grep -qx active'
-	t_check swap-on-at-boot sh -c 'swapon --show=NAME --noheadings | grep -qx /dev/loop6'
+	if ! t_check swap-on-at-boot sh -c 'swapon --show=NAME --noheadings | grep -qx /dev/loop6'; then
+		systemctl status --no-pager dev-loop6.swap aesloop-loop6.service 2>&1 | sed 's/^/  diag: /'
+		journalctl -b --no-pager | grep -iE 'swap|loop6|generator' | sed 's/^/  diag: /'
+	fi
 	t_check swap-encrypted encrypted /dev/loop6
 	uuid=$(blkid -p -o value -s UUID /dev/loop6)
 	if [ -n "$uuid" ] && [ "$uuid" != "$(cat "$state/swap-uuid")" ]; then
@@ -126,14 +131,10 @@ again)
 		t_fail swap-new-area "swap UUID '$uuid', last boot's '$(cat "$state/swap-uuid")'"
 	fi
 	t_expect_eq swap-store-no-signature '' "$(blkid -p -o value -s TYPE "$swap_part")"
+	bunit=$(systemd-escape --path --suffix=swap "$swap_part")
+	t_expect_eq swap-store-not-swapped-on "inactive no" \
+		"$(systemctl show -P ActiveState "$bunit") $(systemctl show -P ConditionResult "$bunit")"
 	t_check noauto-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
-
-	# The last boot's shutdown: every device detached (the key with it), no unit failed.
-	last=$(journalctl -b -1 -o cat 2>/dev/null)
-	for d in loop4 loop5 loop6; do
-		t_check "shutdown-detached-$d" grep -q "aesloop-fstab: /dev/$d detached, its key wiped" <<<"$last"
-	done
-	t_check shutdown-no-failed-unit sh -c "! journalctl -b -1 -o cat | grep -E '^(aesloop-loop[0-9]+\.service|mnt-.*\.mount|dev-loop[0-9]+\.swap): Failed'"
 
 	# Debian's own mount and swapon did the mounting: nothing of util-linux was replaced, so
 	# upgrading it changes nothing here.
@@ -164,7 +165,7 @@ again)
 	mount --bind /bin/true /usr/local/sbin/losetup
 	t_expect_fail broken-install-fails '' systemctl start mnt-gpg.mount
 	umount /usr/local/sbin/losetup
-	t_check broken-install-said-why sh -c "dmesg | grep -q \"aesloop-fstab: /usr/local/sbin/losetup is not aesloop's losetup\""
+	t_check broken-install-said-why said "aesloop-fstab: /usr/local/sbin/losetup is not aesloop's losetup"
 	t_check gpg-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
 	systemctl reset-failed
 	rm -f "$expect"

@@ -29,8 +29,9 @@ line_of() { grep -n -m1 -E "$1" /run/aesloop-test/dmesg | cut -d: -f1; }
 loaded=$(line_of 'aesloop driver loaded')
 said=$(line_of 'aesloop-root: root on /dev/loop0 over .*loop\.ko AES path ')
 mounted=$(line_of 'EXT4-fs \(loop0\): mounted')
-# The first line of the kernel's own about loop0 (its capacity, once configured).
-first_io=$(grep -n 'loop0' /run/aesloop-test/dmesg | grep -v 'aesloop-root:' | head -n 1 | cut -d: -f1)
+# The first line of the kernel's own about loop0 (its capacity, once configured; not
+# systemd's, which waits for dev-loop0.device in dracut's initramfs).
+first_io=$(grep -n -E '\] (loop0: |[A-Za-z0-9_-]+ \(loop0\))' /run/aesloop-test/dmesg | head -n 1 | cut -d: -f1)
 if [ -n "$loaded" ] && [ -n "$said" ] && [ -n "$mounted" ] &&
 	[ "$loaded" -lt "$said" ] && [ "$said" -lt "$mounted" ] && [ "$said" -lt "$first_io" ]; then
 	t_pass log-order

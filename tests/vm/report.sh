@@ -3,7 +3,7 @@
 # result channel, checks the guest's kernel log, prints the report and ends with the run's
 # status (0: nothing failed).  Uses the runner's variables: top, rundir, channel, console,
 # prefix, g_script (and the script's arguments as "$@"), qemu_rc, timeout_s, elapsed_s,
-# results_file, verbosity, kver, cpu.
+# results_file, verbosity, kver, cpu, and dmesg_expect if set.
 # Channel markers (tests/vm/init.sh, tests/system/guest.sh and the image's shutdown hook):
 # RESULT STATE NAME [MESSAGE], BEGIN, EXIT RC, DMESG-BEGIN ... DMESG-END, END, RESET.
 : "${top:?}" "${rundir:?}" "${channel:?}" "${console:?}" "${prefix:?}" "${g_script:?}"
@@ -98,6 +98,17 @@ else
 	# The console's tail, without the terminal escapes of the firmware.
 	mapfile -t details < <(tail -n 40 "$console" | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g')
 fi
+
+# The runner's -k NAME=REGEX: lines that the kernel log of the whole run (the shutdown
+# included, which no guest script sees) must have.
+# shellcheck disable=SC2154 # set by tests/system/run.sh only
+for e in ${dmesg_expect[@]+"${dmesg_expect[@]}"}; do
+	if [ "$dmesg_done" = 1 ] && grep -Eq -- "${e#*=}" "$rundir/dmesg.txt"; then
+		add PASS "${e%%=*}"
+	else
+		add FAIL "${e%%=*}" "the kernel log has no line matching /${e#*=}/"
+	fi
+done
 
 # Report.
 npass=0 nfail=0 nskip=0
