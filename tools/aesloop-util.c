@@ -254,6 +254,24 @@ const char *aesloop_offset_number(const char *s, int *iv_free)
 	return *iv_free ? s + 1 : s;
 }
 
+/*
+ * The terminal; without one (a unit, a script) systemd's password agents,
+ * if systemd runs.
+ */
+static int aesloop_read_passphrase(struct keysetup *ks, const char *backing)
+{
+	char msg[PATH_MAX + 64], id[PATH_MAX + 16];
+	const char *what = backing ? backing : "the loop device";
+	int rc;
+
+	rc = keysetup_read_tty(ks, "Password: ");
+	if (rc != -ENXIO || ks->ask_twice)
+		return rc;
+	snprintf(msg, sizeof(msg), "Passphrase for %s:", what);
+	snprintf(id, sizeof(id), "aesloop:%s", what);
+	return keysetup_read_agent(ks, msg, id);
+}
+
 /**
  * aesloop_get_keys() - run the key setup of a loop-AES option set (§3)
  * @ks:          initialised here (keysetup_init()), to be wiped by the
@@ -305,16 +323,7 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		else if (o->cleartextkey)
 			rc = keysetup_read_file(ks, o->cleartextkey);
 		else
-			rc = keysetup_read_tty(ks, "Password: ");
-		/* No terminal (a unit, a script): systemd's agents, if it runs. */
-		if (rc == -ENXIO && !ks->ask_twice) {
-			char msg[PATH_MAX + 64], id[PATH_MAX + 16];
-			const char *what = backing ? backing : "the loop device";
-
-			snprintf(msg, sizeof(msg), "Passphrase for %s:", what);
-			snprintf(id, sizeof(id), "aesloop:%s", what);
-			rc = keysetup_read_agent(ks, msg, id);
-		}
+			rc = aesloop_read_passphrase(ks, backing);
 		if (rc)
 			return rc;
 	}

@@ -694,9 +694,9 @@ static const char * const ask_password_paths[] = {
 int keysetup_read_agent(struct keysetup *ks, const char *message,
 			const char *id)
 {
-	char id_arg[PATH_MAX + 8];
+	char id_arg[PATH_MAX + 64];
 	char *argv[4];
-	int outp[2], rc, status = 0, terminated, e;
+	int outp[2], rc, status = -1, terminated, e;
 	size_t i;
 	pid_t pid;
 
@@ -725,11 +725,14 @@ int keysetup_read_agent(struct keysetup *ks, const char *message,
 		return rc;
 	}
 	if (pid == 0) {
-		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+		/* Not O_CLOEXEC: it may be fd 0 itself, which dup2() leaves as is. */
+		int null = open("/dev/null", O_RDONLY);
 
 		if (null < 0 || dup2(null, 0) != 0 || dup2(outp[1], 1) != 1 ||
 		    setgid(getgid()) || setuid(getuid()))
 			_exit(126);
+		if (null != 0)
+			close(null);
 		for (i = 0; i < sizeof(ask_password_paths) / sizeof(ask_password_paths[0]); i++)
 			execv(ask_password_paths[i], argv);
 		_exit(127);
@@ -1132,7 +1135,8 @@ static int gpg_decrypt(struct keysetup *ks)
 	 * without one it decrypts but exits 2: made here as gpg itself would,
 	 * for a user who never ran gpg (a fresh root), never for another user.
 	 */
-	if (!homedir && pw && pw->pw_dir && geteuid() == getuid()) {
+	if (!homedir && pw && pw->pw_dir && strcmp(pw->pw_dir, "/") &&
+	    *pw->pw_dir && geteuid() == getuid()) {
 		char dflt[PATH_MAX];
 
 		if (snprintf(dflt, sizeof(dflt), "%s/.gnupg", pw->pw_dir) <

@@ -132,6 +132,8 @@ fi
 kver=$(cat "$image/kver")
 cmdline=$(cat "$image/cmdline" 2>/dev/null || echo "root=/dev/vda ro")
 [ "$rescue" = 1 ] || cmdline="$cmdline panic=-1"
+# Lockup detectors with wide margins, as tests/vm/run.sh gives them (a busy host).
+cmdline="$cmdline watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300"
 
 case "$script" in
 /aesloop/* | /share/*) g_script=$script ;;

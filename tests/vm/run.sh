@@ -231,6 +231,10 @@ read -r -a params <<<"$modparams"
 # minutes when only 7.3 ran this way), and the guests still have two CPUs.
 tcg=tcg,thread=single
 
+# The guest's clock is the host's: a QEMU that a busy host leaves unscheduled for half a minute
+# looks like a CPU stuck in the kernel (a soft lockup, an RCU stall) to the guest.  The widest
+# margins the kernel takes (120 s, 300 s); a CPU really stuck stays stuck and is still caught.
+lockup_args="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300"
 # KASAN's bounds of the kernel's address space follow pgtable_l5_enabled(), which reads the
 # CPU's LA57 feature bit; identify_cpu() clears the boot CPU's feature bits and reads them
 # again at boot, and an interrupt in that window touching the 5-level direct map (-cpu max
@@ -250,8 +254,8 @@ qemu=(
 	-kernel "$vmlinuz" -initrd "$initrd"
 	# panic=-1 with -no-reboot: a guest panic ends QEMU instead of hanging until the timeout.
 	# log_buf_len: the whole run's kernel log stays for guest-dmesg (a debug kernel and
-	# the suites' step lines overflow the default 128 KiB).
-	-append "console=ttyS0 panic=-1 loglevel=4 log_buf_len=8M${kargs} aesloop.job=${rundir#"$top"/}/job"
+	# the suites' step lines overflow the default 128 KiB).  $lockup_args: see below.
+	-append "console=ttyS0 panic=-1 loglevel=4 log_buf_len=8M $lockup_args${kargs} aesloop.job=${rundir#"$top"/}/job"
 	# ttyS0: the console; ttyS1: the result channel (see init.sh).
 	-serial mon:stdio -serial "file:$channel"
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
