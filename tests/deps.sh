@@ -20,8 +20,8 @@ packages=(
 	# in a trixie build root made by mmdebstrap; mmdebstrap also makes the system
 	# test images (tests/system), which boot on copy-on-write overlays (qemu-img)
 	mmdebstrap qemu-utils
-	# shell script checks
-	shellcheck
+	# shell script checks; systemd-escape for the fstab generator's host test
+	shellcheck systemd
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,
 	# make dist (git archive)
 	libxml2-utils git
