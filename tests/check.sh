@@ -203,11 +203,11 @@ for suite in ${SYSTEMS-$default_systems}; do
 		rm -f "${disks[@]}"
 	fi
 	# The root on aesloop, set up by the image's initramfs: on a whole partition with a
-	# passphrase (part), and in a file on a partition with a v3 gpg key on /boot (file).  For
-	# each, a first boot that writes and reboots, the next one on the same disk (dracut's:
-	# one boot); then, on part, a CPU without AES-NI and three wrong passphrases.  With
-	# FULL=1 the first boot also runs the image's own update-initramfs (over 10 minutes under
-	# TCG) and the next boots what it made.
+	# passphrase (part), and (FULL=1) in a file on a partition with a v3 gpg key on /boot
+	# (file).  For each, a first boot that writes and reboots, the next one on the same disk
+	# (dracut's: one boot); then, on part, three wrong passphrases, and with FULL=1 a CPU
+	# without AES-NI.  With FULL=1 the first boot also runs the image's own update-initramfs
+	# (over 10 minutes under TCG) and the next boots what it made.
 	for variant in $variants; do
 		step "system-image-$suite-root-$variant" tests/system/image-root.sh "$suite" "$variant" ||
 			continue
