@@ -178,7 +178,7 @@ for suite in ${SYSTEMS-$default_systems}; do
 			suites=t-boot with_fstab='' variants=''
 		fi
 		;;
-	*-dracut) suites=t-boot with_fstab='' variants=part ;;
+	*-dracut) suites='' with_fstab='' variants=part ;;
 	esac
 	for t in $suites; do
 		system_results -s "$suite" "tests/system/$t.sh"
