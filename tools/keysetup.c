@@ -747,6 +747,7 @@ int keysetup_read_agent(struct keysetup *ks, const char *message,
 		memzero_explicit(ks->lines[0], ks->line_len[0]);
 		free(ks->lines[0]);
 		ks->lines[0] = NULL;
+		ks->line_len[0] = 0;
 		rc = e == 127 ? -ENOENT : -ECANCELED;
 	}
 	if (rc == -ENOENT)
