@@ -160,6 +160,25 @@ again)
 	t_check umount-by-hand umount /mnt/gpg
 	t_check by-hand-detached wait_until detached /dev/loop4
 
+	# Set up by hand (losetup -F reads the line), then mounted through systemd: the setup
+	# keeps that device, and umount detaches it.
+	start_agent "Passphrase for $state/data.aes	$pass_gpg"
+	t_check losetup-by-hand losetup -F /dev/loop4
+	stop_agent
+	t_check start-after-losetup systemctl start mnt-gpg.mount
+	t_check setup-kept-it said "aesloop-fstab: /dev/loop4 is set up already for /mnt/gpg"
+	t_check kept-file-there cmp /mnt/gpg/before-reboot "$expect"
+	t_check umount-kept umount /mnt/gpg
+	t_check kept-detached wait_until detached /dev/loop4
+
+	# The same store on /dev/loop4 without a key (a plain loop): never mounted.
+	t_check plain-loop-on-store losetup /dev/loop4 "$state/data.aes"
+	t_expect_fail plain-loop-refused '' systemctl start mnt-gpg.mount
+	t_check plain-loop-said-why said "aesloop-fstab: /dev/loop4 is in use (another backing store, no key"
+	t_check plain-loop-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null'
+	t_check plain-loop-detach losetup -d /dev/loop4
+	systemctl reset-failed
+
 	# Without aesloop's losetup (a broken install): the unit fails and says why.
 	mount --bind /bin/true /usr/local/sbin/losetup
 	t_expect_fail broken-install-fails '' systemctl start mnt-gpg.mount
