@@ -9,14 +9,10 @@ set -u
 top=${AESLOOP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
-pass() { echo "PASS $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	failures=$((failures + 1))
-}
+# shellcheck source=tests/host/result.sh
+. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 command -v systemd-escape >/dev/null || {
-	echo "SKIP generator: systemd-escape is not installed"
+	skip generator "systemd-escape is not installed"
 	exit 0
 }
 
@@ -131,4 +127,4 @@ else
 	fail refuse-same-loop "exit $st, stderr '$(cat "$tmp/err")'"
 fi
 
-[ "$failures" -eq 0 ]
+results_status

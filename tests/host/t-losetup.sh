@@ -25,13 +25,8 @@ build=${AESLOOP_BUILD:-$top/build}
 vectors=${AESLOOP_VECTORS:-$top/../shared/vectors}
 losetup=$build/bin/losetup
 
-failures=0
-pass() { echo "PASS $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	failures=$((failures + 1))
-}
-skip() { echo "SKIP $1: $2"; }
+# shellcheck source=tests/host/result.sh
+. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 
 if [ ! -x "$losetup" ]; then
 	skip losetup "$losetup is not built (make losetup)"
@@ -544,4 +539,4 @@ else
 	skip tty-prompt "script(1) or timeout(1) missing"
 fi
 
-exit $((failures > 0))
+results_status

@@ -25,14 +25,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTION
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-failures=0
 
-pass() { echo "PASS $1"; }
-fail() {
-	echo "FAIL $1: $2"
-	failures=$((failures + 1))
-}
-skip() { echo "SKIP $1: $2"; }
+# shellcheck source=tests/host/result.sh
+. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
 
 for p in "$pipe" "$pipe_san"; do
 	if [ ! -x "$p" ]; then
@@ -421,4 +416,4 @@ else
 	skip tty "script(1) or timeout(1) missing"
 fi
 
-exit $((failures > 0))
+results_status
