@@ -2,14 +2,19 @@
 #
 #   make                 userspace library, tools and tests, and loop.ko for
 #                        the running kernel (or KDIR=...)
-#   make module          loop.ko only
-#   make install         loop.ko into /lib/modules/$(KVER)/updates, then depmod
-#                        for that kernel (INSTALL_MOD_PATH=DIR: into DIR/lib/...,
+#   make module          loop/loop.ko only, as make -C KDIR M=$PWD builds it
+#   make install         loop.ko into /lib/modules/$(KVER)/updates/loop, then depmod
+#                        for that kernel (KVER: KDIR's release, or uname -r;
+#                        INSTALL_MOD_PATH=DIR or DESTDIR=DIR: into DIR/lib/...,
 #                        e.g. a system image's root, and depmod -b DIR)
-#   make install-tools   the patched losetup, mount, swapon and swapoff into
-#                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
+#   make uninstall       that loop.ko removed again, then depmod
+#   make tools           aesloop-pipe and the patched util-linux programs
+#                        (fetches util-linux's source: not as root)
+#   make install-tools   what make tools built: losetup, mount, swapon and swapoff
+#                        into $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
 #                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
 #                        DESTDIR too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#   make uninstall-tools, make uninstall-boot: what those installed, removed
 #   make install-boot    the boot integration: the initramfs-tools
 #                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
 #                        tools), the fstab generator into $(SYSTEMD_GENERATORS)
@@ -44,10 +49,20 @@ CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
-# The kernel to build loop.ko against: the running one unless KDIR says else.
+# The kernel to build loop.ko against and install it for: the running one,
+# or KVER's, or the tree KDIR names, whose UTS_RELEASE (the modules' vermagic;
+# Debian's include/config/kernel.release differs) then says where it goes.
 PREFIX    ?= /usr/local
+ifdef KDIR
+KVER      ?= $(shell sed -n 's/^\#define UTS_RELEASE "\(.*\)"$$/\1/p' \
+		$(KDIR)/include/generated/utsrelease.h 2>/dev/null)
+else
 KVER      ?= $(shell uname -r)
-KDIR      ?= /lib/modules/$(KVER)/build
+KDIR      := /lib/modules/$(KVER)/build
+endif
+# Where modules_install and depmod write: INSTALL_MOD_PATH as kbuild names
+# it, or DESTDIR as the rest of the install targets do.
+MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
 TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
@@ -79,7 +94,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module install install-tools install-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module tools install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -155,29 +170,52 @@ $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaeslo
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ -lcrypto -lpthread
 
+# The top Kbuild, as "make -C KDIR M=$PWD" (DKMS) reads it: loop/loop.ko.
 module:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop W=1 modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # depmod for the kernel installed into, in the tree installed into: not the
-# running kernel's when KVER or INSTALL_MOD_PATH point elsewhere.
+# running kernel's when KDIR, KVER or INSTALL_MOD_PATH point elsewhere.
 install: module
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/loop INSTALL_MOD_DIR=updates \
-		$(if $(INSTALL_MOD_PATH),INSTALL_MOD_PATH=$(abspath $(INSTALL_MOD_PATH))) modules_install
-	depmod -a $(if $(INSTALL_MOD_PATH),-b $(abspath $(INSTALL_MOD_PATH))) $(KVER)
+	@[ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
+		$(if $(MOD_ROOT),INSTALL_MOD_PATH=$(MOD_ROOT)) modules_install
+	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
+
+# What install put there (modules_install may have compressed it), then
+# depmod, so that the kernel's own loop.ko is the one modprobe loads again.
+uninstall:
+	@[ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
+	rm -f $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko \
+		$(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko.*
+	-rmdir $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop 2>/dev/null
+	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
 
 # /usr/local/sbin comes before /usr/sbin in root's PATH on Debian, so these
 # are the ones a shell runs; util-linux's own stay where they are.
 # UL_BUILD: which util-linux build's programs (build, or build/ul-2.41).
+# install-tools installs what "make tools" built and builds nothing itself:
+# run as root, it must not fetch and compile util-linux.
 UL_BUILD  ?= $(BUILD)
-install-tools: $(UL_BUILD)/bin/losetup userspace
+UL_PROGS  := losetup mount swapon swapoff
+TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe
+tools: userspace $(UL_BUILD)/bin/losetup
+
+install-tools:
+	@for f in $(TOOLS_BUILT); do [ -x "$$f" ] || { \
+		echo "$$f is not built: run make tools$(if $(filter-out $(BUILD),$(UL_BUILD)), UL_BUILD=$(UL_BUILD)) first (not as root)" >&2; \
+		exit 1; }; done
 	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
 		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man4
-	install -m 0755 $(UL_BUILD)/bin/losetup $(UL_BUILD)/bin/mount $(UL_BUILD)/bin/swapon \
-		$(UL_BUILD)/bin/swapoff $(DESTDIR)$(PREFIX)/sbin/
+	install -m 0755 $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(DESTDIR)$(PREFIX)/sbin/
 	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
 	# Its own name: a losetup.8 here would hide util-linux's page.
 	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
+
+uninstall-tools:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,$(UL_PROGS)) $(DESTDIR)$(PREFIX)/bin/aesloop-pipe \
+		$(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8 $(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4
 
 # The root on an aesloop device (boot/): an admin's own initramfs-tools files go in
 # /etc/initramfs-tools, a package's in /usr/share/initramfs-tools.  The hook is told where
@@ -212,6 +250,19 @@ install-boot:
 		install -m 0644 boot/dracut/90aesloop/aesloop-root.service \
 			$(DESTDIR)$(DRACUT_MODULES)/90aesloop/; \
 	fi
+
+# The files install-boot made.  The initramfs then still has the hook's copy until the
+# next update-initramfs, which a root on aesloop cannot boot without: said, not done.
+uninstall-boot:
+	rm -f $(addprefix $(DESTDIR)$(AESLOOP_LIBDIR)/,aesloop-root-config aesloop-root-setup \
+		aesloop-functions aesloop-fstab-setup) \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/aesloop \
+		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/aesloop \
+		$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
+	rm -rf $(DESTDIR)$(DRACUT_MODULES)/90aesloop
+	-rmdir $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
+	@echo "The initramfs keeps aesloop's setup until update-initramfs -u (dracut -f) makes it again."
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup
@@ -269,9 +320,16 @@ manifest: dist
 		mv "$$m.new" "$$m"; echo "$$m: DIST $$n"; \
 	done
 
+# kbuild's output in the source folders, without asking a kernel tree (it may
+# be gone).  Not kbuild's own "make -C KDIR M=$PWD clean": that deletes every
+# object file under the checkout, build/'s kernel trees and build roots too.
+KBUILD_OUTPUT_FILES := -name '*.o' -o -name '*.ko' -o -name '*.ko.*' -o -name '*.mod' \
+	-o -name '*.mod.c' -o -name '.*.cmd' -o -name '.*.d' -o -name '*.o.d' -o -name '.tmp_*' \
+	-o -name 'modules.order' -o -name 'Module.symvers'
 clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
-	-[ -d $(KDIR) ] && $(MAKE) -C $(KDIR) M=$(CURDIR)/loop clean
+	find loop aes aes-intel \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
+	find . -maxdepth 1 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
 VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 \

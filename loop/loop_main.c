@@ -522,6 +522,7 @@ module_exit(loop_exit);
 
 MODULE_DESCRIPTION("Loop block device with loop-AES compatible AES encryption");
 MODULE_LICENSE("GPL");
+MODULE_VERSION(AESLOOP_VERSION);
 MODULE_ALIAS_BLOCKDEV_MAJOR(LOOP_MAJOR);
 MODULE_ALIAS_MISCDEV(LOOP_CTRL_MINOR);
 MODULE_ALIAS("devname:loop-control");

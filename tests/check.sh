@@ -85,6 +85,11 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 		continue
 	fi
 	kvers+=" $kver"
+	# The build and install targets as users and packagers run them, on the kernel whose
+	# compiler is the host's.
+	[ "$kser" != 6.1 ] ||
+		record "make-targets-$kver" tests/host/make-targets.sh \
+			"$top/build/kernel/$kver/lib/modules/$kver/build"
 	if [ "$tier" = full ]; then
 		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers"
 	else

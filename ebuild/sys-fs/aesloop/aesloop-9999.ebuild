@@ -50,8 +50,8 @@ pkg_setup() {
 }
 
 src_compile() {
-	# The top-level Makefile's "module" target runs kbuild on loop/
-	# ($(MAKE) -C $(KDIR) M=$(CURDIR)/loop modules), giving loop/loop.ko.
+	# The top-level Makefile's "module" target runs kbuild on the top
+	# Kbuild ($(MAKE) -C $(KDIR) M=$(CURDIR) modules), giving loop/loop.ko.
 	# It goes to updates/, which depmod ranks above the kernel's own
 	# kernel/drivers/block/loop.ko.
 	local modlist=( loop=updates::loop:module )
