@@ -341,9 +341,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (verbose)
-		fprintf(stderr, PROG ": C-language AES, %u key bits, %s, %s mode\n",
-			ks.key_len * 8, decrypt ? "decrypting" : "encrypting",
-			keysetup_mode_name(&ks));
+		fprintf(stderr, PROG ": AES code %s, %u key bits, %s, %s mode\n",
+			loop_aes_get_engine()->name, ks.key_len * 8,
+			decrypt ? "decrypting" : "encrypting", keysetup_mode_name(&ks));
 	/* Multi-key IVs hash a whole sector: pad the end to one, as aespipe. */
 	pad = ks.nslots ? LOOP_AES_SECTOR_SIZE : AES_BLOCK_LEN;
 	keysetup_wipe(&ks);
