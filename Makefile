@@ -10,10 +10,11 @@
 #   make uninstall       that loop.ko removed again, then depmod
 #   make tools           aesloop-pipe and the patched util-linux programs
 #                        (fetches util-linux's source: not as root)
-#   make install-tools   what make tools built: losetup, mount, swapon and swapoff
-#                        into $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the
-#                        man pages into $(PREFIX)/share/man (PREFIX=/usr/local;
-#                        DESTDIR too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#   make install-tools   what make tools built: aesloop-losetup, -mount, -swapon and
+#                        -swapoff, linked as losetup, mount, swapon and swapoff, into
+#                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the man pages
+#                        into $(PREFIX)/share/man (PREFIX=/usr/local; DESTDIR too;
+#                        UL_BUILD=build/ul-2.41: util-linux 2.41's)
 #   make uninstall-tools, make uninstall-boot: what those installed, removed
 #   make install-boot    the boot integration: the initramfs-tools
 #                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
@@ -191,31 +192,40 @@ uninstall:
 	-rmdir $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop 2>/dev/null
 	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
 
-# /usr/local/sbin comes before /usr/sbin in root's PATH on Debian, so these
-# are the ones a shell runs; util-linux's own stay where they are.
+# The patched util-linux programs under names of their own, aesloop-losetup and so on (as
+# the Debian and Gentoo packages install them beside util-linux's), and linked as losetup,
+# mount, swapon and swapoff: /usr/local/sbin comes before /usr/sbin in root's PATH on
+# Debian, so these are the ones a shell runs; util-linux's own stay where they are.
 # UL_BUILD: which util-linux build's programs (build, or build/ul-2.41).
 # install-tools installs what "make tools" built and builds nothing itself:
 # run as root, it must not fetch and compile util-linux.
 UL_BUILD  ?= $(BUILD)
 UL_PROGS  := losetup mount swapon swapoff
 TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe
+MAN8DIR   := $(DESTDIR)$(PREFIX)/share/man/man8
 tools: userspace $(UL_BUILD)/bin/losetup
 
 install-tools:
 	@for f in $(TOOLS_BUILT); do [ -x "$$f" ] || { \
 		echo "$$f is not built: run make tools$(if $(filter-out $(BUILD),$(UL_BUILD)), UL_BUILD=$(UL_BUILD)) first (not as root)" >&2; \
 		exit 1; }; done
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin \
-		$(DESTDIR)$(PREFIX)/share/man/man8 $(DESTDIR)$(PREFIX)/share/man/man4
-	install -m 0755 $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(DESTDIR)$(PREFIX)/sbin/
+	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(MAN8DIR) \
+		$(DESTDIR)$(PREFIX)/share/man/man4 $(DESTDIR)$(PREFIX)/share/man/man1
+	for p in $(UL_PROGS); do \
+		install -m 0755 $(UL_BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/aesloop-$$p && \
+		ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p || exit 1; done
 	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
-	# Its own name: a losetup.8 here would hide util-linux's page.
-	install -m 0644 patches/losetup.8 $(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8
+	# One page for the four programs: a losetup.8 here would hide util-linux's page.
+	install -m 0644 patches/aesloop-losetup.8 $(MAN8DIR)/
+	for p in mount swapon swapoff; do \
+		echo '.so man8/aesloop-losetup.8' >$(MAN8DIR)/aesloop-$$p.8 || exit 1; done
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
+	install -m 0644 tools/aesloop-pipe.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 uninstall-tools:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,$(UL_PROGS)) $(DESTDIR)$(PREFIX)/bin/aesloop-pipe \
-		$(DESTDIR)$(PREFIX)/share/man/man8/aesloop-losetup.8 $(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,$(UL_PROGS) $(addprefix aesloop-,$(UL_PROGS))) \
+		$(DESTDIR)$(PREFIX)/bin/aesloop-pipe $(addprefix $(MAN8DIR)/aesloop-,$(addsuffix .8,$(UL_PROGS))) \
+		$(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man1/aesloop-pipe.1
 
 # The root on an aesloop device (boot/): an admin's own initramfs-tools files go in
 # /etc/initramfs-tools, a package's in /usr/share/initramfs-tools.  The hook is told where
@@ -225,7 +235,9 @@ AESLOOP_LIBDIR  := $(PREFIX)/lib/aesloop
 SYSTEMD_GENERATORS ?= $(PREFIX)/lib/systemd/system-generators
 # dracut reads its modules from there only; installed when dracut is.
 DRACUT_MODULES ?= /usr/lib/dracut/modules.d
-BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@SBINDIR@|$(PREFIX)/sbin|'
+# The patched losetup the boot integration runs (the Debian package's is /usr/sbin's).
+LOSETUP ?= $(PREFIX)/sbin/aesloop-losetup
+BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@LOSETUP@|$(LOSETUP)|'
 install-boot:
 	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom \

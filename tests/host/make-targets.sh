@@ -89,24 +89,49 @@ else
 fi
 
 # What the checkout built (check.sh builds the tools first): installed and removed again,
-# and the boot integration with a dracut module folder present.
+# and the boot integration with a dracut module folder present, every @NAME@ filled in.
 if [ -x "$top/build/bin/losetup" ] && [ -x "$top/build/bin/aesloop-pipe" ]; then
-	if make -C "$top" install-tools DESTDIR="$dest" >"$tmp/tools.log" 2>&1 &&
-	   [ -x "$dest/usr/local/sbin/losetup" ] && [ -x "$dest/usr/local/bin/aesloop-pipe" ] &&
-	   make -C "$top" uninstall-tools DESTDIR="$dest" >>"$tmp/tools.log" 2>&1 &&
-	   [ -z "$(find "$dest" -type f)" ]; then
-		pass install-uninstall-tools
+	if make -C "$top" install-tools DESTDIR="$dest" >"$tmp/tools.log" 2>&1; then
+		pass install-tools
 	else
-		fail install-uninstall-tools "$(find "$dest" -type f | head -n 3 | paste -sd' ') $(tail -n 2 "$tmp/tools.log" | paste -sd' ')"
+		fail install-tools "$(tail -n 2 "$tmp/tools.log" | paste -sd' ')"
+	fi
+	# Each program under its own name and the plain one, and a page whatis finds by the
+	# installed name (lexgrog reads NAME as mandb does; the others are .so links to it).
+	man=$dest/usr/local/share/man
+	why=()
+	for p in losetup mount swapon swapoff; do
+		[ -x "$dest/usr/local/sbin/aesloop-$p" ] || why+=("no sbin/aesloop-$p")
+		[ "$(readlink "$dest/usr/local/sbin/$p")" = "aesloop-$p" ] || why+=("sbin/$p is no link to it")
+		lexgrog "$man/man8/aesloop-losetup.8" 2>/dev/null | grep -q "\"aesloop-$p - " ||
+			why+=("aesloop-losetup.8 does not name aesloop-$p")
+		[ "$p" = losetup ] || grep -qx '\.so man8/aesloop-losetup\.8' "$man/man8/aesloop-$p.8" ||
+			why+=("no aesloop-$p.8")
+	done
+	[ -x "$dest/usr/local/bin/aesloop-pipe" ] || why+=("no bin/aesloop-pipe")
+	lexgrog "$man/man1/aesloop-pipe.1" 2>/dev/null | grep -q '"aesloop-pipe - ' ||
+		why+=("no aesloop-pipe(1) naming it")
+	if [ ${#why[@]} -eq 0 ]; then
+		pass tools-named-with-pages
+	else
+		fail tools-named-with-pages "${why[*]}"
+	fi
+	if make -C "$top" uninstall-tools DESTDIR="$dest" >>"$tmp/tools.log" 2>&1 &&
+	   [ -z "$(find "$dest" ! -type d)" ]; then
+		pass uninstall-tools
+	else
+		fail uninstall-tools "left: $(find "$dest" ! -type d | head -n 3 | paste -sd' ')"
 	fi
 else
-	skip install-uninstall-tools "the checkout's tools are not built (make tools)"
+	skip install-tools "the checkout's tools are not built (make tools)"
 fi
 boot=$tmp/boot
 mkdir -p "$boot/usr/lib/dracut/modules.d"
 if make -C "$top" install-boot DESTDIR="$boot" >"$tmp/boot.log" 2>&1 &&
    [ -f "$boot/usr/lib/dracut/modules.d/90aesloop/module-setup.sh" ] &&
    [ -x "$boot/etc/initramfs-tools/hooks/aesloop" ] &&
+   ! grep -rq '@[A-Z]*@' "$boot" &&
+   grep -q '/usr/local/sbin/aesloop-losetup' "$boot/etc/initramfs-tools/hooks/aesloop" &&
    make -C "$top" uninstall-boot DESTDIR="$boot" >>"$tmp/boot.log" 2>&1 &&
    [ -z "$(find "$boot" -type f)" ]; then
 	pass install-uninstall-boot

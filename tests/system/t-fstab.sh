@@ -180,10 +180,10 @@ again)
 	systemctl reset-failed
 
 	# Without aesloop's losetup (a broken install): the unit fails and says why.
-	mount --bind /bin/true /usr/local/sbin/losetup
+	mount --bind /bin/true /usr/local/sbin/aesloop-losetup
 	t_expect_fail broken-install-fails '' systemctl start mnt-gpg.mount
-	umount /usr/local/sbin/losetup
-	t_check broken-install-said-why said "aesloop-fstab: /usr/local/sbin/losetup is not aesloop's losetup"
+	umount /usr/local/sbin/aesloop-losetup
+	t_check broken-install-said-why said "aesloop-fstab: /usr/local/sbin/aesloop-losetup is not aesloop's losetup"
 	t_check gpg-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
 	systemctl reset-failed
 	rm -f "$expect"

@@ -98,7 +98,7 @@ src_install() {
 	newsbin losetup aesloop-losetup
 	newbin mount aesloop-mount
 	# aesloop's page, which documents the loop-AES options.
-	newman "${WORKDIR}/${AESLOOP_P}/patches/losetup.8" aesloop-losetup.8
+	doman "${WORKDIR}/${AESLOOP_P}/patches/aesloop-losetup.8"
 	newman sys-utils/mount.8 aesloop-mount.8
 }
 
