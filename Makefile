@@ -35,6 +35,7 @@
 #   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN 7.3
 #                        kernel built from Debian's source (tests/check-debug.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
+#   make deb             build/deb/aesloop-dkms_*.deb and aesloop-utils_*.deb (debian/)
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
 #
@@ -95,7 +96,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module tools deb install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -201,6 +202,8 @@ uninstall:
 # run as root, it must not fetch and compile util-linux.
 UL_BUILD  ?= $(BUILD)
 UL_PROGS  := losetup mount swapon swapoff
+# TOOL_LINKS=no: no plain-name links (a package's /usr/sbin/losetup is util-linux's).
+TOOL_LINKS ?= yes
 TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe
 MAN8DIR   := $(DESTDIR)$(PREFIX)/share/man/man8
 tools: userspace $(UL_BUILD)/bin/losetup
@@ -213,7 +216,8 @@ install-tools:
 		$(DESTDIR)$(PREFIX)/share/man/man4 $(DESTDIR)$(PREFIX)/share/man/man1
 	for p in $(UL_PROGS); do \
 		install -m 0755 $(UL_BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/aesloop-$$p && \
-		ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p || exit 1; done
+		{ [ "$(TOOL_LINKS)" != yes ] || ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p; } || \
+		exit 1; done
 	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
 	# One page for the four programs: a losetup.8 here would hide util-linux's page.
 	install -m 0644 patches/aesloop-losetup.8 $(MAN8DIR)/
@@ -275,6 +279,20 @@ uninstall-boot:
 	rm -rf $(DESTDIR)$(DRACUT_MODULES)/90aesloop
 	-rmdir $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
 	@echo "The initramfs keeps aesloop's setup until update-initramfs -u (dracut -f) makes it again."
+
+# The Debian packages (debian/): dpkg-buildpackage on a copy of the checkout's files, uncommitted
+# edits included, in build/deb/aesloop-VERSION (the .debs land in build/deb).  util-linux's
+# source package comes from build/'s cache when make tools fetched it, else from the archive.
+DEB_TREE := $(BUILD)/deb/aesloop-$(VERSION)
+deb:
+	rm -rf $(BUILD)/deb
+	mkdir -p $(DEB_TREE)
+	git ls-files -z --cached --others --exclude-standard | grep -zv '^build/' | \
+		xargs -0 cp -P --parents -t $(DEB_TREE)
+	for w in util-linux ul-2.41/util-linux-2.41; do \
+		[ ! -d $(BUILD)/$$w/dl ] || { mkdir -p $(DEB_TREE)/build/$$w && \
+		cp -r $(BUILD)/$$w/dl $(DEB_TREE)/build/$$w/; } || exit 1; done
+	cd $(DEB_TREE) && dpkg-buildpackage --build=binary --no-sign
 
 # One BUILD_DIR per util-linux series (patches/series.sh).
 losetup: $(BUILD)/bin/losetup

@@ -47,7 +47,7 @@ vm_limit() {
 	case "$1" in
 	t-driver | t-bdev | t-keys | t-mount | t-swap) limit=1200 ;;
 	# A system suite boots systemd first (about 80 s under TCG on a busy machine).
-	t-boot | t-udev | t-udisks | t-fstab) limit=1200 ;;
+	t-boot | t-udev | t-udisks | t-fstab | t-deb) limit=1200 ;;
 	# t-root's first phase runs the image's update-initramfs three times under TCG.
 	t-root) limit=2400 ;;
 	t-callers | t-abuse | t-crypt | t-multikey) limit=600 ;;

@@ -27,6 +27,7 @@ stage "Build"
 step build-userspace make userspace host-tests vm-tools INTELAES=y
 step build-losetup make losetup
 step build-losetup-2.41 make losetup-2.41
+step build-deb make deb
 
 stage "Static checks"
 record lint tests/lint.sh
@@ -87,9 +88,14 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	kvers+=" $kver"
 	# The build and install targets as users and packagers run them, on the kernel whose
 	# compiler is the host's.
-	[ "$kser" != 6.1 ] ||
+	# The build and install targets as users and packagers run them, and the Debian packages
+	# (lintian, DKMS), on the kernel whose compiler is the host's.
+	if [ "$kser" = 6.1 ]; then
 		record "make-targets-$kver" tests/host/make-targets.sh \
 			"$top/build/kernel/$kver/lib/modules/$kver/build"
+		record "deb-packages-$kver" tests/host/deb-packages.sh \
+			"$top/build/kernel/$kver/lib/modules/$kver/build"
+	fi
 	if [ "$tier" = full ]; then
 		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers"
 	else
@@ -161,13 +167,14 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 done
 
 # Real Debian systems booted with systemd, udev and udisks, aesloop installed as the README
-# says: bookworm (6.1, util-linux 2.38.1), trixie (7.3 from trixie-backports, 2.41) and, with
-# FULL=1, bookworm with dracut instead of initramfs-tools.  CI's time decides what runs
+# says: bookworm (6.1, util-linux 2.38.1), trixie (7.3 from trixie-backports, 2.41), bookworm
+# with aesloop's Debian packages (bookworm-deb) and, with FULL=1, bookworm with dracut instead
+# of initramfs-tools.  CI's time decides what runs
 # where: trixie's udev, udisks, fstab and encrypted-root suites, dracut's, the root in a file
 # (t-fstab has file-backed lines) and the root on a CPU without AES-NI (the VM tiers test the
 # generic path) are FULL=1's.
 full=${FULL:-0}
-default_systems="bookworm trixie"
+default_systems="bookworm trixie bookworm-deb"
 [ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut"
 for suite in ${SYSTEMS-$default_systems}; do
 	stage "System: Debian $suite (tests/system)"
@@ -184,6 +191,8 @@ for suite in ${SYSTEMS-$default_systems}; do
 		fi
 		;;
 	*-dracut) suites='' with_fstab='' variants=part ;;
+	# aesloop from make deb's packages, with DKMS: the packages' own suite.
+	*-deb) suites=t-deb with_fstab='' variants='' ;;
 	esac
 	for t in $suites; do
 		system_results -s "$suite" "tests/system/$t.sh"

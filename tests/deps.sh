@@ -25,6 +25,8 @@ packages=(
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,
 	# make dist (git archive)
 	libxml2-utils git
+	# make deb (debian/), lintian on its packages, dkms building from the package's tree
+	debhelper dh-dkms dkms lintian
 )
 
 if [ "$(id -u)" -ne 0 ]; then

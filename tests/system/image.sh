@@ -1,8 +1,8 @@
 #!/bin/bash
-# Usage: tests/system/image.sh SUITE[-dracut]
+# Usage: tests/system/image.sh SUITE[-dracut|-deb]
 # Builds the system test image of Debian SUITE (bookworm or trixie; -dracut: with Debian's
-# dracut instead of initramfs-tools, in build/system/SUITE-dracut) and prints the folder that
-# holds it: root.img (ext4, the whole root file system, no partition table), root.tar (the same
+# dracut instead of initramfs-tools, in build/system/SUITE-dracut; -deb, bookworm only: aesloop
+# from its Debian packages instead, below) and prints the folder that holds it: root.img (ext4, the whole root file system, no partition table), root.tar (the same
 # tree, for tests/system/image-root.sh), vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
 #   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
@@ -13,7 +13,11 @@
 #             into updates/, depmod), make install-tools (util-linux 2.38.1's patched
 #             programs on bookworm, 2.41's on trixie) and make install-boot (the initramfs
 #             hook, the fstab generator), then update-initramfs.  Rebuilt when
-#             what is installed changes.
+#             what is installed changes.  -deb: the base also has dkms and the kernel's headers,
+#             and the headers of a second kernel (6.12) downloaded, not installed; root.img is
+#             the base after "apt-get install ./aesloop-dkms_*.deb ./aesloop-utils_*.deb" (make
+#             deb's; DKMS builds loop.ko for the kernel), then dpkg -i of those second headers
+#             (DKMS builds it again, for 6.12): the guest's tests/system/t-deb.sh checks both.
 # mke2fs -d makes the file system from a folder: nothing is mounted on this host.  Needs root.
 set -euo pipefail
 
@@ -23,9 +27,13 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 say() { echo "image.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -eq 1 ] || die "usage: $0 bookworm|trixie[-dracut]"
-name=$1 suite=${1%-dracut} initramfs=initramfs-tools
-[ "$name" = "$suite" ] || initramfs=dracut
+[ $# -eq 1 ] || die "usage: $0 bookworm|trixie[-dracut|-deb]"
+name=$1 initramfs=initramfs-tools flavour=
+case "$name" in
+*-dracut) suite=${name%-dracut} initramfs=dracut ;;
+*-deb) suite=${name%-deb} flavour=deb ;;
+*) suite=$name ;;
+esac
 mirror=http://deb.debian.org/debian
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 case "$suite" in
@@ -48,6 +56,19 @@ esac
 command -v mmdebstrap >/dev/null || die "mmdebstrap is not installed (tests/deps.sh)"
 kver=$("$top/tests/vm/kernel.sh" "$kseries") || die "kernel.sh $kseries failed"
 ktree="$top/build/kernel/$kver/lib/modules/$kver/build"
+# The packaged image: DKMS needs a kernel's headers; a second kernel's (bookworm-security's 6.12)
+# come later, as when a user installs another kernel.
+deb_extra=() kver2=
+if [ "$flavour" = deb ]; then
+	[ "$suite" = bookworm ] || die "the -deb image is bookworm's only"
+	kver2=$("$top/tests/vm/kernel.sh" 6.12) || die "kernel.sh 6.12 failed"
+	deb_extra=(dkms "linux-headers-$kver")
+fi
+kernel2_hook=()
+# shellcheck disable=SC2016 # mmdebstrap's shell expands $1, the root
+[ -z "$kver2" ] || kernel2_hook=(--customize-hook='mkdir -p "$1/var/cache/aesloop-kernel2/partial"'
+	--customize-hook="chroot \"\$1\" apt-get install -y -q --download-only \
+		-o Dir::Cache::archives=/var/cache/aesloop-kernel2 linux-headers-$kver2")
 
 out="$top/build/system/$name"
 mkdir -p "$out"
@@ -59,6 +80,7 @@ flock 8
 packages=(
 	systemd systemd-sysv udev dbus kmod util-linux e2fsprogs "$initramfs" gnupg
 	cryptsetup-bin udisks2 polkitd procps fdisk "linux-image-$kver" ${kextra:+"$kextra"}
+	"${deb_extra[@]}"
 )
 
 key_of() { sha256sum | cut -c1-16; }
@@ -83,13 +105,14 @@ make_base() {
 		--customize-hook='mkdir -p "$1/aesloop" "$1/share"' \
 		--customize-hook='chroot "$1" passwd -dq root' \
 		--customize-hook='chroot "$1" systemctl enable aesloop-test.service' \
+		"${kernel2_hook[@]}" \
 		--customize-hook='rm -f "$1/etc/machine-id" && touch "$1/etc/machine-id"' \
 		"$suite" "$out/base-new.tar" "$sources" >&2 || die "mmdebstrap $suite failed"
 	mv "$out/base-new.tar" "$out/base.tar"
 	echo "$base_key" >"$out/base.key"
 }
 base_key=$({
-	echo "$suite $kver ${packages[*]} $sources"
+	echo "$suite $kver ${packages[*]} $sources $kver2"
 	declare -f make_base
 	cat "$top/tests/system/fstab"
 	(cd "$top/tests/system/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
@@ -98,42 +121,72 @@ if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.
 	make_base
 fi
 
-# What install-tools installs, built first (as a user runs make before make install).
-make -C "$top" userspace "$ul_build/bin/losetup" >"$out/build.log" 2>&1 ||
-	{ tail -n 20 "$out/build.log" >&2; die "make userspace $ul_build/bin/losetup failed"; }
-
-# aesloop, installed into a copy of the base.  What goes in: the module source, the tools and
-# the install rules.
-img_key=$({
-	echo "$base_key $ul_build"
-	cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
-	cd "$top"
-	git ls-files -z loop aes aes-intel tools boot Makefile | xargs -0 sha256sum
-	sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
-		"$ul_build"/bin/swapoff build/bin/aesloop-pipe
-} | key_of)
+if [ "$flavour" = deb ]; then
+	# What apt installs: make deb's packages (check.sh makes them first).
+	debs=("$top"/build/deb/aesloop-dkms_*_all.deb "$top"/build/deb/aesloop-utils_*_amd64.deb)
+	if [ ! -f "${debs[0]}" ] || [ ! -f "${debs[1]}" ]; then
+		die "no packages in build/deb: run make deb first"
+	fi
+	img_key=$({
+		echo "$base_key deb"
+		cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
+		sha256sum "${debs[@]}"
+	} | key_of)
+else
+	# What install-tools installs, built first (as a user runs make tools before make install).
+	make -C "$top" userspace "$ul_build/bin/losetup" >"$out/build.log" 2>&1 ||
+		{ tail -n 20 "$out/build.log" >&2; die "make userspace $ul_build/bin/losetup failed"; }
+	# aesloop, installed into a copy of the base.  What goes in: the module source, the tools
+	# and the install rules.
+	img_key=$({
+		echo "$base_key $ul_build"
+		cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
+		cd "$top"
+		git ls-files -z loop aes aes-intel tools boot patches/aesloop-losetup.8 Makefile Kbuild |
+			xargs -0 sha256sum
+		sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
+			"$ul_build"/bin/swapoff build/bin/aesloop-pipe
+	} | key_of)
+fi
 if [ "$(cat "$out/root.key" 2>/dev/null)" = "$img_key" ] && [ -f "$out/root.img" ] &&
 	[ -f "$out/root.tar" ]; then
 	echo "$out"
 	exit 0
 fi
 
-say "installing aesloop into the $suite image (kernel $kver, util-linux ${ul_build#build/})"
+say "installing aesloop into the $name image (kernel $kver, ${flavour:-util-linux ${ul_build#build/}})"
 rm -f "$out/root.key" "$out/root.img" "$out/root.tar"
 root="$out/root"
 rm -rf "$root"
 mkdir -p "$root"
 tar -C "$root" -xf "$out/base.tar"
-# With that kernel's compiler (kmake.sh), as check.sh builds it.
-"$top/tests/vm/kmake.sh" "$kver" install KDIR="$ktree" KVER="$kver" \
-	INSTALL_MOD_PATH="$root" >"$out/install.log" 2>&1 ||
-	{ tail -n 20 "$out/install.log" >&2; die "make install failed (${out#"$top"/}/install.log)"; }
-make -C "$top" install-tools DESTDIR="$root" UL_BUILD="$ul_build" >>"$out/install.log" 2>&1 ||
-	{ tail -n 20 "$out/install.log" >&2; die "make install-tools failed"; }
-make -C "$top" install-boot DESTDIR="$root" >>"$out/install.log" 2>&1 ||
-	{ tail -n 20 "$out/install.log" >&2; die "make install-boot failed"; }
-ko=$(find "$root/lib/modules/$kver/updates" -name 'loop.ko*' | head -n 1)
-[ -n "$ko" ] || die "make install put no loop.ko into the image's updates/"
+: >"$out/install.log"
+if [ "$flavour" = deb ]; then
+	# As a user installs them; DKMS builds loop.ko for the kernel.  Then the second kernel's
+	# headers: DKMS's header_postinst.d hook builds it for that one too.
+	mkdir -p "$root/var/cache/aesloop-debs"
+	cp "${debs[@]}" "$root/var/cache/aesloop-debs/"
+	# shellcheck disable=SC2016 # the image's shell expands it
+	image_chroot "$root" "$out/install.log" sh -c '
+		set -e
+		apt-get install -y -q /var/cache/aesloop-debs/*.deb
+		dpkg -i /var/cache/aesloop-kernel2/*.deb' ||
+		die "apt-get install of the packages in the image failed (${out#"$top"/}/install.log)"
+	rm -rf "$root/var/cache/aesloop-debs" "$root/var/cache/aesloop-kernel2"
+	ko=$(find "$root/lib/modules/$kver/updates/dkms" -name 'loop.ko*' 2>/dev/null | head -n 1)
+	[ -n "$ko" ] || die "DKMS put no loop.ko into the image's updates/dkms"
+else
+	# With that kernel's compiler (kmake.sh), as check.sh builds it.
+	"$top/tests/vm/kmake.sh" "$kver" install KDIR="$ktree" KVER="$kver" \
+		INSTALL_MOD_PATH="$root" >>"$out/install.log" 2>&1 ||
+		{ tail -n 20 "$out/install.log" >&2; die "make install failed (${out#"$top"/}/install.log)"; }
+	make -C "$top" install-tools DESTDIR="$root" UL_BUILD="$ul_build" >>"$out/install.log" 2>&1 ||
+		{ tail -n 20 "$out/install.log" >&2; die "make install-tools failed"; }
+	make -C "$top" install-boot DESTDIR="$root" >>"$out/install.log" 2>&1 ||
+		{ tail -n 20 "$out/install.log" >&2; die "make install-boot failed"; }
+	ko=$(find "$root/lib/modules/$kver/updates" -name 'loop.ko*' | head -n 1)
+	[ -n "$ko" ] || die "make install put no loop.ko into the image's updates/"
+fi
 # Its ELF build id, which the guest compares with the loaded module's (guest.sh).
 case "$ko" in
 *.xz) xz -dc "$ko" >"$out/loop.ko" ;;

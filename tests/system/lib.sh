@@ -15,8 +15,8 @@ aes_impl_want_re() {
 # The image's kernel keeps its stock loop.ko beside aesloop's (in updates/), for comparisons.
 stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
 
-# use_driver aesloop|stock: the loop module in the kernel is that one afterwards.
-use_driver() {
+# unload_loop: no loop module in the kernel afterwards (every device detached first).
+unload_loop() {
 	losetup -D
 	udevadm settle
 	# udev's last probe may still hold a device for a moment.
@@ -25,6 +25,12 @@ use_driver() {
 		rmmod loop 2>/dev/null && break
 		sleep 0.5
 	done
+	[ ! -d /sys/module/loop ]
+}
+
+# use_driver aesloop|stock: the loop module in the kernel is that one afterwards.
+use_driver() {
+	unload_loop
 	if [ "$1" = stock ]; then
 		insmod "$stock_ko"
 	else

@@ -1,0 +1,83 @@
+#!/bin/bash
+# System suite on the bookworm-deb image (tests/system/image.sh): aesloop installed from its
+# Debian packages with apt, DKMS having built loop.ko for the image's kernel and again when a
+# second kernel's headers came (guest.sh has already checked that the loop module systemd's
+# boot loaded is the one DKMS installed).  The packaged programs set up, use and detach an
+# encrypted loop beside util-linux's own; then "apt-get remove aesloop-dkms" gives the
+# kernel's own loop driver back.
+# shellcheck source=tests/vm/lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+# shellcheck source=tests/system/lib.sh
+. /aesloop/tests/system/lib.sh
+
+kver=$(uname -r)
+version=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
+for p in aesloop-dkms aesloop-utils; do
+	t_check "installed-$p" sh -c "dpkg-query -W -f '\${Status}' $p | grep -qx 'install ok installed'"
+done
+
+# DKMS: built and installed for both kernels, each module for its own kernel.
+status=$(dkms status aesloop 2>&1)
+echo "dkms status: $status"
+other=$(find /lib/modules -mindepth 1 -maxdepth 1 ! -name "$kver" -printf '%f\n' | head -n 1)
+for k in "$kver" "$other"; do
+	ko=$(find "/lib/modules/$k/updates/dkms" -name 'loop.ko*' 2>/dev/null | head -n 1)
+	if [ -z "$k" ]; then
+		t_fail dkms-second-kernel "no second kernel's modules folder in /lib/modules"
+	elif ! grep -q "^aesloop/$version, $k, [^:]*: installed" <<<"$status"; then
+		t_fail "dkms-installed-$k" "dkms status says: $status"
+	elif [ -z "$ko" ] || [ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" != "$k" ]; then
+		t_fail "dkms-installed-$k" "no loop.ko for $k in updates/dkms (${ko:-none})"
+	else
+		t_pass "dkms-installed-$k"
+	fi
+done
+t_expect_eq modprobe-finds-dkms "/lib/modules/$kver/updates/dkms" "$(dirname "$(modinfo -n loop)")"
+t_expect_eq module-version "$version" "$(cat /sys/module/loop/version 2>/dev/null)"
+impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)
+want_re=$(aes_impl_want_re)
+if [[ "$impl" =~ $want_re ]]; then
+	t_pass "aes-impl-$impl"
+else
+	t_fail aes-impl "aes_impl is '$impl'; the CPU's flags want ${want_re}"
+fi
+
+# The programs: aesloop-losetup beside util-linux's losetup, which stays util-linux's.
+t_check utils-losetup-is-util-linux sh -c '! losetup --help | grep -q -- --encryption'
+t_check aesloop-losetup-has-e sh -c 'aesloop-losetup --help | grep -q -- --encryption'
+f=/var/tmp/t-deb.img
+truncate -s 32M "$f"
+pass=/run/t-deb.pass
+printf '%s\n' 'system-deb-test passphrase' >"$pass"
+if dev=$(aesloop-losetup -f --show -e AES256 -p 3 "$f" 3<"$pass"); then
+	t_pass setup-encrypted
+	udevadm settle
+	t_check mkfs mkfs.ext4 -q "$dev"
+	t_check detach losetup -d "$dev"
+	udevadm settle
+	# The store shows no file system; the same key shows it again.
+	t_check store-has-no-signature sh -c "! blkid -p '$f' >/dev/null"
+	if dev=$(aesloop-losetup -f --show -e AES256 -p 3 "$f" 3<"$pass"); then
+		t_check readback-ext4 sh -c "blkid -p -s TYPE -o value '$dev' | grep -qx ext4"
+		losetup -d "$dev"
+	else
+		t_fail setup-again "aesloop-losetup failed the second time"
+	fi
+else
+	t_fail setup-encrypted "aesloop-losetup -f --show -e AES256 -p 3 $f failed"
+fi
+rm -f "$f" "$pass"
+t_check no-loop-left no_loop_left
+
+# apt-get remove: DKMS takes its modules away for both kernels, and modprobe loads the
+# kernel's own loop driver again.
+if DEBIAN_FRONTEND=noninteractive apt-get remove -y -q aesloop-dkms >/tmp/t-deb-remove.log 2>&1; then
+	t_pass remove-dkms
+else
+	t_fail remove-dkms "apt-get remove failed: $(tail -n 3 /tmp/t-deb-remove.log | paste -sd' ')"
+fi
+t_expect_eq no-dkms-module-left "" "$(find /lib/modules -path '*/updates/dkms/loop.ko*')"
+t_expect_eq modprobe-finds-stock "$stock_ko" "$(modinfo -n loop)"
+t_check unload-aesloop unload_loop
+t_check modprobe-loads-stock sh -c 'modprobe loop && [ -d /sys/module/loop ] &&
+	[ ! -e /sys/module/loop/parameters/aes_impl ]'
