@@ -10,7 +10,7 @@
  * Kept out of the util-linux patch so that the patch stays a thin layer of
  * hooks and this code is built and tested with the project (ASan, UBSan).
  */
-#define _GNU_SOURCE		/* strdup, getmntent */
+#define _GNU_SOURCE		/* strdup, getmntent, secure_getenv */
 #include <errno.h>
 #include <mntent.h>
 #include <stdio.h>
@@ -273,6 +273,37 @@ static int aesloop_read_passphrase(struct keysetup *ks, const char *backing)
 }
 
 /**
+ * aesloop_driver_check() - is the loop driver in the kernel aesloop's?
+ * @ks: where a refusal's message goes (@ks->errmsg)
+ *
+ * aesloop's loop.ko has the read-only parameter aes_impl; the kernel's own
+ * loop driver has none, and would refuse the key with a bare EINVAL after
+ * the passphrase was asked.  A loop module that is not loaded yet is not
+ * judged: the first open of /dev/loop-control loads the one modprobe
+ * prefers.  AESLOOP_SYSFS (ignored in set-user-ID programs; for tests)
+ * stands for /sys.
+ *
+ * Return: 0, or -ENODEV with what to do in @ks->errmsg.
+ */
+int aesloop_driver_check(struct keysetup *ks)
+{
+	const char *sys = secure_getenv("AESLOOP_SYSFS");
+	char path[PATH_MAX];
+
+	if (!sys)
+		sys = "/sys";
+	snprintf(path, sizeof(path), "%s/module/loop", sys);
+	if (access(path, F_OK))
+		return 0;
+	snprintf(path, sizeof(path), "%s/module/loop/parameters/aes_impl", sys);
+	if (!access(path, F_OK))
+		return 0;
+	snprintf(ks->errmsg, sizeof(ks->errmsg),
+		 "the loop driver in the kernel is not aesloop's (it has no aes_impl parameter): install aesloop's loop.ko, detach every loop device, then rmmod loop and modprobe loop");
+	return -ENODEV;
+}
+
+/**
  * aesloop_get_keys() - run the key setup of a loop-AES option set (§3)
  * @ks:          initialised here (keysetup_init()), to be wiped by the
  *               caller with keysetup_wipe() on every path
@@ -289,7 +320,9 @@ static int aesloop_read_passphrase(struct keysetup *ks, const char *backing)
  * @data_offset: where the data starts in @backing, in bytes
  *
  * Key data of an unexpected line count is refused (keysetup's strict
- * mode): a wrong guess would set up the device with another key.
+ * mode): a wrong guess would set up the device with another key.  So is a
+ * loop driver that is not aesloop's (aesloop_driver_check()), before any
+ * passphrase is asked.
  *
  * Return: 0 with the keys in @ks, or a negative errno with the message in
  * @ks->errmsg.
@@ -315,6 +348,8 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 			ks->gpg_key_limit = data_offset < AESLOOP_GPG_PREFIX_MAX ?
 					    data_offset : AESLOOP_GPG_PREFIX_MAX;
 	}
+	if (!rc)
+		rc = aesloop_driver_check(ks);
 	if (rc)
 		return rc;
 	if (ks->hash != KEYSETUP_HASH_RANDOM) {

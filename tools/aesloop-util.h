@@ -73,6 +73,7 @@ int aesloop_fstab_lookup(const char *fstab, const char *loopdev,
 
 const char *aesloop_offset_number(const char *s, int *iv_free);
 
+int aesloop_driver_check(struct keysetup *ks);
 int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		     const char *prog, const char *backing,
 		     uint64_t data_offset);

@@ -48,6 +48,11 @@ if ! "${CC:-cc}" -shared -fPIC -O1 -Wall -Wextra -Werror -Wl,-z,now -o "$shim" \
 	exit 1
 fi
 log=$tmp/shim.log
+# The loop driver as losetup sees it (aesloop_driver_check()): aesloop's, whatever this host has
+# loaded; sys-stock is the kernel's own driver, which has no aes_impl.
+mkdir -p "$tmp/sys/module/loop/parameters" "$tmp/sys-stock/module/loop/parameters"
+echo generic >"$tmp/sys/module/loop/parameters/aes_impl"
+export AESLOOP_SYSFS=$tmp/sys
 have_strace=0
 command -v strace >/dev/null && have_strace=1
 
@@ -405,6 +410,10 @@ no_device_touched() {
 
 printf '%s\n' 'short-secret' >"$tmp/pass.short"
 printf '%s\n' 'nineteen-characters' >"$tmp/pass.19"
+# The kernel's own loop driver: said, with what to do, before the key is read.
+AESLOOP_SYSFS=$tmp/sys-stock expect_refusal refuse-stock-driver \
+	"the loop driver in the kernel is not aesloop's.*rmmod loop and modprobe loop" \
+	"$tmp/pass.long" -e AES128 -p 0 "$dev" "$backing"
 expect_refusal refuse-short-passphrase 'passphrase is too short' "$tmp/pass.short" \
 	-e AES128 -p 0 "$dev" "$backing"
 expect_refusal refuse-19-characters 'at least 20' "$tmp/pass.19" \

@@ -4,7 +4,7 @@
 # second kernel's headers came (guest.sh has already checked that the loop module systemd's
 # boot loaded is the one DKMS installed).  The packaged programs set up, use and detach an
 # encrypted loop beside util-linux's own; then "apt-get remove aesloop-dkms" gives the
-# kernel's own loop driver back.
+# kernel's own loop driver back, on which aesloop-losetup -e says what it found.
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 # shellcheck source=tests/system/lib.sh
@@ -71,13 +71,27 @@ t_check no-loop-left no_loop_left
 
 # apt-get remove: DKMS takes its modules away for both kernels, and modprobe loads the
 # kernel's own loop driver again.
+t_log "apt-get remove aesloop-dkms"
 if DEBIAN_FRONTEND=noninteractive apt-get remove -y -q aesloop-dkms >/tmp/t-deb-remove.log 2>&1; then
 	t_pass remove-dkms
 else
 	t_fail remove-dkms "apt-get remove failed: $(tail -n 3 /tmp/t-deb-remove.log | paste -sd' ')"
 fi
+sed 's/^/    | /' /tmp/t-deb-remove.log
 t_expect_eq no-dkms-module-left "" "$(find /lib/modules -path '*/updates/dkms/loop.ko*')"
 t_expect_eq modprobe-finds-stock "$stock_ko" "$(modinfo -n loop)"
 t_check unload-aesloop unload_loop
 t_check modprobe-loads-stock sh -c 'modprobe loop && [ -d /sys/module/loop ] &&
 	[ ! -e /sys/module/loop/parameters/aes_impl ]'
+# aesloop-losetup on the stock driver: says which driver it found and what to do.
+truncate -s 8M "$f"
+printf '%s\n' 'system-deb-test passphrase' >"$pass"
+if out=$(aesloop-losetup -f --show -e AES128 -p 3 "$f" 3<"$pass" 2>&1); then
+	t_fail stock-driver-named "aesloop-losetup set up $out on the stock driver"
+	losetup -d "$out"
+elif [[ $out == *"is not aesloop's"* ]]; then
+	t_pass stock-driver-named
+else
+	t_fail stock-driver-named "aesloop-losetup said: $out"
+fi
+rm -f "$f" "$pass"
