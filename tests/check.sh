@@ -180,8 +180,11 @@ for suite in ${SYSTEMS-$default_systems}; do
 	stage "System: Debian $suite (tests/system)"
 	step "system-image-$suite" tests/system/image.sh "$suite" || continue
 	kvers+=" $suite"
-	suites="t-boot t-udev t-udisks" with_fstab=yes variants=part
-	[ "$full" = 0 ] || variants="part file"
+	# bookworm's t-boot is FULL=1's: t-deb checks the same on bookworm in CI (the boot's
+	# loop.ko, its AES path, an encrypted volume under udev), and every other boot of this
+	# image checks that the module loaded is the one make install put there.
+	suites="t-udev t-udisks" with_fstab=yes variants=part
+	[ "$full" = 0 ] || suites="t-boot t-udev t-udisks" variants="part file"
 	case "$suite" in
 	trixie)
 		if [ "$full" = 1 ]; then
