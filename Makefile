@@ -12,9 +12,10 @@
 #                        (fetches util-linux's source: not as root)
 #   make install-tools   what make tools built: aesloop-losetup, -mount, -swapon and
 #                        -swapoff, linked as losetup, mount, swapon and swapoff, into
-#                        $(PREFIX)/sbin, aesloop-pipe into $(PREFIX)/bin, the man pages
-#                        into $(PREFIX)/share/man (PREFIX=/usr/local; DESTDIR too;
-#                        UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#                        $(PREFIX)/sbin, aesloop-pipe and aesloop-keygen into
+#                        $(PREFIX)/bin, the man pages into $(PREFIX)/share/man
+#                        (PREFIX=/usr/local; DESTDIR too; UL_BUILD=build/ul-2.41:
+#                        util-linux 2.41's)
 #   make uninstall-tools, make uninstall-boot: what those installed, removed
 #   make install-boot    the boot integration: the initramfs-tools
 #                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
@@ -218,18 +219,20 @@ install-tools:
 		install -m 0755 $(UL_BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/aesloop-$$p && \
 		{ [ "$(TOOL_LINKS)" != yes ] || ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p; } || \
 		exit 1; done
-	install -m 0755 $(BUILD)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/
+	install -m 0755 $(BUILD)/bin/aesloop-pipe tools/aesloop-keygen $(DESTDIR)$(PREFIX)/bin/
 	# One page for the four programs: a losetup.8 here would hide util-linux's page.
 	install -m 0644 patches/aesloop-losetup.8 $(MAN8DIR)/
 	for p in mount swapon swapoff; do \
 		echo '.so man8/aesloop-losetup.8' >$(MAN8DIR)/aesloop-$$p.8 || exit 1; done
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
-	install -m 0644 tools/aesloop-pipe.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 0644 tools/aesloop-pipe.1 tools/aesloop-keygen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
 uninstall-tools:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,$(UL_PROGS) $(addprefix aesloop-,$(UL_PROGS))) \
-		$(DESTDIR)$(PREFIX)/bin/aesloop-pipe $(addprefix $(MAN8DIR)/aesloop-,$(addsuffix .8,$(UL_PROGS))) \
-		$(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man1/aesloop-pipe.1
+		$(DESTDIR)$(PREFIX)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/aesloop-keygen \
+		$(addprefix $(MAN8DIR)/aesloop-,$(addsuffix .8,$(UL_PROGS))) \
+		$(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4 \
+		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,aesloop-pipe.1 aesloop-keygen.1)
 
 # The root on an aesloop device (boot/): an admin's own initramfs-tools files go in
 # /etc/initramfs-tools, a package's in /usr/share/initramfs-tools.  The hook is told where

@@ -108,9 +108,10 @@ if [ -x "$top/build/bin/losetup" ] && [ -x "$top/build/bin/aesloop-pipe" ]; then
 		[ "$p" = losetup ] || grep -qx '\.so man8/aesloop-losetup\.8' "$man/man8/aesloop-$p.8" ||
 			why+=("no aesloop-$p.8")
 	done
-	[ -x "$dest/usr/local/bin/aesloop-pipe" ] || why+=("no bin/aesloop-pipe")
-	lexgrog "$man/man1/aesloop-pipe.1" 2>/dev/null | grep -q '"aesloop-pipe - ' ||
-		why+=("no aesloop-pipe(1) naming it")
+	for p in aesloop-pipe aesloop-keygen; do
+		[ -x "$dest/usr/local/bin/$p" ] || why+=("no bin/$p")
+		lexgrog "$man/man1/$p.1" 2>/dev/null | grep -q "\"$p - " || why+=("no $p(1) naming it")
+	done
 	if [ ${#why[@]} -eq 0 ]; then
 		pass tools-named-with-pages
 	else
