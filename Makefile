@@ -48,7 +48,7 @@ BUILD     ?= build
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror
-CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools
+CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools -DAESLOOP_VERSION='"$(VERSION)"'
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 

@@ -49,6 +49,13 @@
 #endif
 
 #define PROG		"aesloop-pipe"
+#define OPT_VERSION	256	/* --version: no short option, as aespipe has -v */
+
+static const struct option long_options[] = {
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
 #define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
 
 static void usage(FILE *out)
@@ -74,7 +81,7 @@ static void usage(FILE *out)
 	      "          -O num      IV offset in 512-byte sectors\n"
 	      "          -q          do not complain about write errors\n"
 	      "          -v          print the mode to standard error\n"
-	      "          -h          this help\n"
+	      "          -h, --help  this help; --version: the version\n"
 	      "Without -p and -P the password is asked on the terminal.\n", out);
 }
 
@@ -211,7 +218,8 @@ int main(int argc, char **argv)
 #endif
 
 	opterr = 0;
-	while ((c = getopt(argc, argv, ":e:H:dp:P:S:C:O:vhK:G:A:Tw:q")) != -1) {
+	while ((c = getopt_long(argc, argv, ":e:H:dp:P:S:C:O:vhK:G:A:Tw:q", long_options,
+				NULL)) != -1) {
 		switch (c) {
 		case 'e':
 			cipher = optarg;
@@ -263,12 +271,17 @@ int main(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
+		case OPT_VERSION:
+			printf(PROG " (aesloop) " AESLOOP_VERSION "\n");
+			return 0;
 		case 'A':
 			die("option -A (gpg-agent socket) is not supported: gpg 2 finds its agent through its home directory (-G)");
 		case ':':
 			die("option -%c needs an argument (see -h)", optopt);
 		default:
-			die("unknown option -%c (see -h)", optopt);
+			if (optopt)
+				die("unknown option -%c (see -h)", optopt);
+			die("unknown option '%s' (see -h)", argv[optind - 1]);
 		}
 	}
 	if (optind < argc)

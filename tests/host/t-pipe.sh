@@ -433,4 +433,13 @@ else
 	fail verbose-names-engine "-v said '$said', want the AES code $want"
 fi
 
+# --help and --version, as every program of the project answers them.
+version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
+if [ "$("$pipe" --version 2>&1)" = "aesloop-pipe (aesloop) $version" ] &&
+   "$pipe" --help 2>&1 | grep -q '^usage: aesloop-pipe '; then
+	pass help-version
+else
+	fail help-version "--version said '$("$pipe" --version 2>&1)'"
+fi
+
 results_status
