@@ -1284,6 +1284,32 @@ out:
 }
 
 /*
+ * Spec §3.3: key data that loop-AES and cryptsetup read differently, with
+ * @mode's lines used (1 for single-key).  loop-AES's reading is the one
+ * kept; the user is told, since cryptsetup would open the volume with
+ * other keys or not at all.
+ */
+static void warn_reader_differences(const struct keysetup *ks, int mode)
+{
+	unsigned int used = mode ? (unsigned int)mode : 1, i;
+
+	for (i = 0; i < used && i < ks->nstored; i++) {
+		if (ks->line_len[i] && ks->lines[i][ks->line_len[i] - 1] == '\r') {
+			warn_user(ks, "%s: line %u ends in a carriage return (CRLF line ends): loop-AES hashes it as part of the key, cryptsetup does not, so cryptsetup would derive other keys",
+				  ks->source, i + 1);
+			break;
+		}
+	}
+	for (i = 1; mode && i < used && i < ks->nstored; i++) {
+		if (ks->line_len[i] != ks->line_len[0]) {
+			warn_user(ks, "%s: key lines of unequal length (line %u has %zu characters, line 1 has %zu): loop-AES reads them, cryptsetup refuses such a key file",
+				  ks->source, i + 1, ks->line_len[i], ks->line_len[0]);
+			break;
+		}
+	}
+}
+
+/*
  * Spec §3.3: which mode the lines read select.  Returns 0 (single-key,
  * line 0 is the passphrase), 64 or 65; or a negative errno when the data
  * has a count loop-AES only guesses at and @ks->lenient is off.
@@ -1318,6 +1344,7 @@ static int key_data_mode(struct keysetup *ks)
 	} else {
 		mode = 0;
 	}
+	warn_reader_differences(ks, mode);
 	if (mode && ks->unterminated) {
 		if (!ks->lenient) {
 			set_error(ks, "%s: the key data ends in the middle of line %u (no newline after it): the key file may be truncated",

@@ -410,6 +410,17 @@ no_device_touched() {
 
 printf '%s\n' 'short-secret' >"$tmp/pass.short"
 printf '%s\n' 'nineteen-characters' >"$tmp/pass.19"
+# A key file that cryptsetup would read differently (CRLF line ends): set up with loop-AES's
+# keys, and a warning that names the difference.
+sed 's/$/\r/' "$vectors/keys65.txt" >"$tmp/keys65-crlf.txt"
+run_losetup configure /dev/null -e AES128 -P "$tmp/keys65-crlf.txt" "$dev" "$backing"
+if [ "$rc" -eq 0 ] && grep -q 'LOOP_MULTI_KEY_SETUP_V3' "$log" &&
+   grep -q "warning: key file $tmp/keys65-crlf.txt: line 1 ends in a carriage return" "$tmp/err"; then
+	pass crlf-key-file-warns
+else
+	fail crlf-key-file-warns "exit $rc: $(head -c 300 "$tmp/err")"
+fi
+
 # The kernel's own loop driver: said, with what to do, before the key is read.
 AESLOOP_SYSFS=$tmp/sys-stock expect_refusal refuse-stock-driver \
 	"the loop driver in the kernel is not aesloop's.*rmmod loop and modprobe loop" \

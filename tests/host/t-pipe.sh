@@ -197,6 +197,22 @@ if command -v aespipe >/dev/null; then
 		fail keys63-warns "no clear warning for a 63-line key file: $(head -c 300 "$tmp/w.err")"
 	fi
 
+	# Key files that loop-AES and cryptsetup read differently (CRLF line ends, lines of
+	# unequal length): the keys are loop-AES's (aespipe's ciphertext), and the warning
+	# names the difference.
+	sed 's/$/\r/' "$vectors/keys65.txt" >"$mk/keys65-crlf.txt"
+	sed '7s/$/xyz/' "$vectors/keys65.txt" >"$mk/keys65-unequal.txt"
+	for v in crlf:'line 1 ends in a carriage return' unequal:'key lines of unequal length (line 7'; do
+		f=$mk/keys65-${v%%:*}.txt
+		run_both "keys65-${v%%:*}-as-aespipe" "$f" 513 -- -e AES256
+		if "$pipe" -e AES256 -P "$f" <"$tmp/in.513" 2>"$tmp/w.err" >/dev/null &&
+		   grep -qF "warning: key file $f: ${v#*:}" "$tmp/w.err"; then
+			pass "keys65-${v%%:*}-warns"
+		else
+			fail "keys65-${v%%:*}-warns" "no clear warning: $(head -c 300 "$tmp/w.err")"
+		fi
+	done
+
 	# -P: cleartext key files of 1, 64 and 65 lines; aespipe gives the same.
 	for f in keys1 keys64 keys65; do
 		want=padded-sector
