@@ -179,11 +179,18 @@ module:
 
 # depmod for the kernel installed into, in the tree installed into: not the
 # running kernel's when KDIR, KVER or INSTALL_MOD_PATH point elsewhere.
+# updates/loop.ko: where an aesloop before the top Kbuild installed itself (M=loop); removed
+# when it is aesloop's (it has aes_impl), so that no second copy competes with this one.
+OLD_KO = for f in $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop.ko*; do \
+	[ ! -f "$$f" ] || ! modinfo -F parm "$$f" | grep -q '^aes_impl:' || rm -f "$$f"; done
 install: module
 	@[ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
+	$(OLD_KO)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
 		$(if $(MOD_ROOT),INSTALL_MOD_PATH=$(MOD_ROOT)) modules_install
 	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
+	@[ -z "$$(ls $(MOD_ROOT)/lib/modules/$(KVER)/updates/dkms/loop.ko* 2>/dev/null)" ] || \
+		echo "warning: the aesloop-dkms package's loop.ko is installed too: remove one of them" >&2
 
 # What install put there (modules_install may have compressed it), then
 # depmod, so that the kernel's own loop.ko is the one modprobe loads again.
@@ -192,6 +199,7 @@ uninstall:
 	rm -f $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko \
 		$(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko.*
 	-rmdir $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop 2>/dev/null
+	$(OLD_KO)
 	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
 
 # The patched util-linux programs under names of their own, aesloop-losetup and so on (as
@@ -227,8 +235,12 @@ install-tools:
 	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
 	install -m 0644 tools/aesloop-pipe.1 tools/aesloop-keygen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
 
+# A plain name only when it is install-tools' link: /usr/sbin/losetup may be util-linux's.
 uninstall-tools:
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/,$(UL_PROGS) $(addprefix aesloop-,$(UL_PROGS))) \
+	for p in $(UL_PROGS); do \
+		[ "$$(readlink $(DESTDIR)$(PREFIX)/sbin/$$p)" != aesloop-$$p ] || \
+		rm -f $(DESTDIR)$(PREFIX)/sbin/$$p; done
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/aesloop-,$(UL_PROGS)) \
 		$(DESTDIR)$(PREFIX)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/aesloop-keygen \
 		$(addprefix $(MAN8DIR)/aesloop-,$(addsuffix .8,$(UL_PROGS))) \
 		$(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4 \
@@ -245,6 +257,12 @@ DRACUT_MODULES ?= /usr/lib/dracut/modules.d
 # The patched losetup the boot integration runs (the Debian package's is /usr/sbin's).
 LOSETUP ?= $(PREFIX)/sbin/aesloop-losetup
 BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@LOSETUP@|$(LOSETUP)|'
+# dracut's module folder is the same for every PREFIX: one the aesloop-utils package installed
+# is left to the package.
+PACKAGE_OWNED_DRACUT = @if [ -z "$(DESTDIR)" ] && \
+	dpkg-query -S $(DRACUT_MODULES)/90aesloop >/dev/null 2>&1; then \
+	echo "$(DRACUT_MODULES)/90aesloop belongs to a package (aesloop-utils): use the package's" >&2; \
+	exit 1; fi
 install-boot:
 	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom \
@@ -261,6 +279,7 @@ install-boot:
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/
 	install -m 0755 boot/initramfs-tools/scripts/init-bottom/aesloop \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/
+	$(PACKAGE_OWNED_DRACUT)
 	if [ -d $(DESTDIR)$(DRACUT_MODULES) ]; then \
 		install -d $(DESTDIR)$(DRACUT_MODULES)/90aesloop && \
 		$(BOOT_SUBST) boot/dracut/90aesloop/module-setup.sh \
@@ -279,6 +298,7 @@ uninstall-boot:
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/aesloop \
 		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/aesloop \
 		$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
+	$(PACKAGE_OWNED_DRACUT)
 	rm -rf $(DESTDIR)$(DRACUT_MODULES)/90aesloop
 	-rmdir $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
 	@echo "The initramfs keeps aesloop's setup until update-initramfs -u (dracut -f) makes it again."
@@ -290,8 +310,12 @@ DEB_TREE := $(BUILD)/deb/aesloop-$(VERSION)
 deb:
 	rm -rf $(BUILD)/deb
 	mkdir -p $(DEB_TREE)
-	git ls-files -z --cached --others --exclude-standard | grep -zv '^build/' | \
-		xargs -0 cp -P --parents -t $(DEB_TREE)
+	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
+		git ls-files -z --cached --others --exclude-standard ':!build' | \
+		xargs -0 sh -c 'for f; do [ ! -e "$$f" ] || cp -P --parents "$$f" $(DEB_TREE); done' copy; \
+	else \
+		tar -c --exclude=./build --exclude=./debian/.debhelper . | tar -x -C $(DEB_TREE); \
+	fi
 	for w in util-linux ul-2.41/util-linux-2.41; do \
 		[ ! -d $(BUILD)/$$w/dl ] || { mkdir -p $(DEB_TREE)/build/$$w && \
 		cp -r $(BUILD)/$$w/dl $(DEB_TREE)/build/$$w/; } || exit 1; done

@@ -38,9 +38,9 @@ dpkg-deb -x "$dkms_deb" "$tmp/dkms"
 dpkg-deb -x "$utils_deb" "$tmp/utils"
 version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
 changelog=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
-# shellcheck disable=SC1090,SC1091 # dkms.conf is shell, as dkms reads it
-conf=$(set +u && . "$top/dkms.conf" && echo "$PACKAGE_VERSION")
 src=$(ls -d "$tmp/dkms/usr/src/aesloop-"*)
+# shellcheck disable=SC1090,SC1091 # dkms.conf is shell, as dkms reads it
+conf=$(set +u && . "$src/dkms.conf" && echo "$PACKAGE_VERSION")
 if [ "$changelog" = "$version" ] && [ "$conf" = "$version" ] && [ "$src" = "$tmp/dkms/usr/src/aesloop-$version" ]; then
 	pass one-version
 else

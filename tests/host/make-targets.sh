@@ -53,13 +53,22 @@ else
 fi
 
 # make install for KDIR's kernel into a root of its own, then uninstall (DESTDIR's spelling).
+# An aesloop loop.ko where installs before the top Kbuild put it (updates/loop.ko) goes.
 root=$tmp/root
 ko=$root/lib/modules/$kver/updates/loop/loop.ko
+mkdir -p "$root/lib/modules/$kver/updates"
+make -C "$kdir" M="$src" modules >/dev/null 2>&1 &&
+	cp "$src/loop/loop.ko" "$root/lib/modules/$kver/updates/loop.ko"
 if make -C "$src" install KDIR="$kdir" INSTALL_MOD_PATH="$root" >"$tmp/install.log" 2>&1 &&
    [ -f "$ko" ] && grep -q '^updates/loop/loop\.ko:' "$root/lib/modules/$kver/modules.dep"; then
 	pass install-into-kdir-release
 else
 	fail install-into-kdir-release "no $kver/updates/loop/loop.ko in modules.dep: $(tail -n 2 "$tmp/install.log" | paste -sd' ')"
+fi
+if [ ! -e "$root/lib/modules/$kver/updates/loop.ko" ]; then
+	pass install-removes-older-copy
+else
+	fail install-removes-older-copy "updates/loop.ko of an older install is still there"
 fi
 others=$(find "$root/lib/modules" -mindepth 1 -maxdepth 1 ! -name "$kver")
 if [ -z "$others" ]; then
@@ -122,6 +131,17 @@ if [ -x "$top/build/bin/losetup" ] && [ -x "$top/build/bin/aesloop-pipe" ]; then
 		pass uninstall-tools
 	else
 		fail uninstall-tools "left: $(find "$dest" ! -type d | head -n 3 | paste -sd' ')"
+	fi
+	# A losetup of the same name that install-tools did not make (util-linux's, with
+	# PREFIX=/usr) stays.
+	make -C "$top" install-tools DESTDIR="$dest" TOOL_LINKS=no >>"$tmp/tools.log" 2>&1
+	echo foreign >"$dest/usr/local/sbin/losetup"
+	make -C "$top" uninstall-tools DESTDIR="$dest" >>"$tmp/tools.log" 2>&1
+	if [ "$(cat "$dest/usr/local/sbin/losetup" 2>/dev/null)" = foreign ] &&
+	   [ ! -e "$dest/usr/local/sbin/aesloop-losetup" ]; then
+		pass uninstall-tools-keeps-foreign
+	else
+		fail uninstall-tools-keeps-foreign "a losetup it did not install was removed"
 	fi
 else
 	skip install-tools "the checkout's tools are not built (make tools)"

@@ -43,7 +43,9 @@ else
 fi
 
 # The programs: aesloop-losetup beside util-linux's losetup, which stays util-linux's.
-t_check utils-losetup-is-util-linux sh -c '! losetup --help | grep -q -- --encryption'
+# (dpkg's database has bookworm's losetup under /sbin, the merged-/usr alias of /usr/sbin.)
+t_check utils-losetup-is-util-linux sh -c 'dpkg -S /sbin/losetup /usr/sbin/losetup 2>/dev/null |
+	grep -Eq "^(util-linux|mount):" && ! losetup --help | grep -q -- --encryption'
 t_check aesloop-losetup-has-e sh -c 'aesloop-losetup --help | grep -q -- --encryption'
 f=/var/tmp/t-deb.img
 truncate -s 32M "$f"
@@ -68,6 +70,38 @@ else
 fi
 rm -f "$f" "$pass"
 t_check no-loop-left no_loop_left
+
+# The packaged boot integration: the generator (where systemd looks) makes a setup unit for an
+# encrypted fstab line that runs the packaged setup and losetup.
+gen=/lib/systemd/system-generators/aesloop-fstab-generator
+mkdir -p /run/t-deb-gen/normal /run/t-deb-gen/early /run/t-deb-gen/late
+printf '%s\n' '/srv/vol.aes /mnt/vol ext4 noauto,loop=/dev/loop4,encryption=AES256 0 0' >/run/t-deb-fstab
+if SYSTEMD_FSTAB=/run/t-deb-fstab sh "$gen" /run/t-deb-gen/normal /run/t-deb-gen/early /run/t-deb-gen/late &&
+   grep -qx 'ExecStart=/usr/lib/aesloop/aesloop-fstab-setup start /dev/loop4' \
+	/run/t-deb-gen/normal/aesloop-loop4.service &&
+   grep -qx 'AESLOOP_LOSETUP=/usr/sbin/aesloop-losetup' /usr/lib/aesloop/aesloop-fstab-setup; then
+	t_pass packaged-generator
+else
+	t_fail packaged-generator "no aesloop-loop4.service running the packaged setup: $(find /run/t-deb-gen -type f | paste -sd' ')"
+fi
+rm -rf /run/t-deb-gen /run/t-deb-fstab
+
+# Neither package goes while the root line of /etc/fstab is aesloop's: the next initramfs could
+# not open the root without them.
+cp /etc/fstab /run/t-deb-fstab.orig
+sed -i 's|^/dev/vda\t/\t\text4\terrors=remount-ro|/dev/vdb\t/\text4\tloop=/dev/loop0,encryption=AES128|' /etc/fstab
+for p in aesloop-dkms aesloop-utils; do
+	if DEBIAN_FRONTEND=noninteractive apt-get remove -y -q "$p" >/tmp/t-deb-refused.log 2>&1; then
+		t_fail "remove-refused-$p" "apt-get remove $p went through with an aesloop root line"
+	elif grep -q 'the root file system is on an aesloop device' /tmp/t-deb-refused.log &&
+	     dpkg-query -W -f '${Status}' "$p" | grep -qx 'install ok installed'; then
+		t_pass "remove-refused-$p"
+	else
+		t_fail "remove-refused-$p" "$(tail -n 3 /tmp/t-deb-refused.log | paste -sd' ')"
+	fi
+done
+cp /run/t-deb-fstab.orig /etc/fstab
+t_check fstab-restored grep -q '^/dev/vda' /etc/fstab
 
 # apt-get remove: DKMS takes its modules away for both kernels, and modprobe loads the
 # kernel's own loop driver again.
