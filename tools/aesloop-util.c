@@ -278,10 +278,11 @@ static int aesloop_read_passphrase(struct keysetup *ks, const char *backing)
  *
  * aesloop's loop.ko has the read-only parameter aes_impl; the kernel's own
  * loop driver has none, and would refuse the key with a bare EINVAL after
- * the passphrase was asked.  A loop module that is not loaded yet is not
- * judged: the first open of /dev/loop-control loads the one modprobe
- * prefers.  AESLOOP_SYSFS (ignored in set-user-ID programs; for tests)
- * stands for /sys.
+ * the passphrase was asked.  A loop module that is not loaded yet is loaded
+ * first, by opening /dev/loop-control as losetup would a moment later, so
+ * that the one modprobe prefers is judged.  A driver built into the kernel
+ * has no initstate in sysfs.  AESLOOP_SYSFS (ignored in set-user-ID
+ * programs; for tests) stands for /sys.
  *
  * Return: 0, or -ENODEV with what to do in @ks->errmsg.
  */
@@ -293,11 +294,23 @@ int aesloop_driver_check(struct keysetup *ks)
 	if (!sys)
 		sys = "/sys";
 	snprintf(path, sizeof(path), "%s/module/loop", sys);
-	if (access(path, F_OK))
-		return 0;
+	if (access(path, F_OK)) {
+		int fd = open("/dev/loop-control", O_RDWR | O_CLOEXEC);
+
+		if (fd >= 0)
+			close(fd);
+		if (access(path, F_OK))
+			return 0;	/* no loop driver at all: losetup says so */
+	}
 	snprintf(path, sizeof(path), "%s/module/loop/parameters/aes_impl", sys);
 	if (!access(path, F_OK))
 		return 0;
+	snprintf(path, sizeof(path), "%s/module/loop/initstate", sys);
+	if (access(path, F_OK)) {
+		snprintf(ks->errmsg, sizeof(ks->errmsg),
+			 "the loop driver is built into this kernel (CONFIG_BLK_DEV_LOOP=y), so aesloop's loop.ko cannot take its place: use a kernel that has it as a module");
+		return -ENODEV;
+	}
 	snprintf(ks->errmsg, sizeof(ks->errmsg),
 		 "the loop driver in the kernel is not aesloop's (it has no aes_impl parameter): install aesloop's loop.ko, detach every loop device, then rmmod loop and modprobe loop");
 	return -ENODEV;

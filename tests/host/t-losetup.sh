@@ -50,8 +50,10 @@ fi
 log=$tmp/shim.log
 # The loop driver as losetup sees it (aesloop_driver_check()): aesloop's, whatever this host has
 # loaded; sys-stock is the kernel's own driver, which has no aes_impl.
-mkdir -p "$tmp/sys/module/loop/parameters" "$tmp/sys-stock/module/loop/parameters"
+mkdir -p "$tmp/sys/module/loop/parameters" "$tmp/sys-stock/module/loop/parameters" \
+	"$tmp/sys-builtin/module/loop/parameters"
 echo generic >"$tmp/sys/module/loop/parameters/aes_impl"
+echo live | tee "$tmp/sys/module/loop/initstate" >"$tmp/sys-stock/module/loop/initstate"
 export AESLOOP_SYSFS=$tmp/sys
 have_strace=0
 command -v strace >/dev/null && have_strace=1
@@ -424,6 +426,9 @@ fi
 # The kernel's own loop driver: said, with what to do, before the key is read.
 AESLOOP_SYSFS=$tmp/sys-stock expect_refusal refuse-stock-driver \
 	"the loop driver in the kernel is not aesloop's.*rmmod loop and modprobe loop" \
+	"$tmp/pass.long" -e AES128 -p 0 "$dev" "$backing"
+AESLOOP_SYSFS=$tmp/sys-builtin expect_refusal refuse-builtin-driver \
+	"the loop driver is built into this kernel" \
 	"$tmp/pass.long" -e AES128 -p 0 "$dev" "$backing"
 expect_refusal refuse-short-passphrase 'passphrase is too short' "$tmp/pass.short" \
 	-e AES128 -p 0 "$dev" "$backing"
