@@ -45,7 +45,7 @@ install() {
 	[ -z "$AESLOOP_FILE" ] ||
 		aesloop_fatal "the root in a file on another file system is set up by initramfs-tools' hook only; with dracut, put it on a partition"
 	modinfo -k "${kernel:?}" -F parm loop 2>/dev/null | grep -q '^aes_impl:' ||
-		aesloop_fatal "the root file system is on an aesloop device, but kernel $kernel's loop module is not aesloop's: install aesloop's loop.ko for it (make install KVER=$kernel) and run dracut again"
+		aesloop_fatal "the root file system is on an aesloop device, but kernel $kernel's loop module is not aesloop's: install aesloop's loop.ko for it (linux-headers-$kernel with the aesloop-dkms package, or make install KVER=$kernel) and run dracut again"
 	if ! inst_binary @LOSETUP@ /sbin/aesloop-losetup ||
 		! inst_multiple blkid stty udevadm modprobe ||
 		! inst_script @LIBDIR@/aesloop-root-setup /usr/lib/aesloop/aesloop-root-setup ||
