@@ -43,7 +43,7 @@ for f in $files; do
 done
 
 if command -v shellcheck >/dev/null; then
-	mapfile -t scripts < <(cd "$top" && git ls-files '*.sh' .ci/run boot tools/aesloop-keygen ':!*.service')
+	mapfile -t scripts < <(cd "$top" && git ls-files '*.sh' .ci/run boot tools/aesloop-keygen debian/prerm-root-guard ':!*.service')
 	if out=$(cd "$top" && shellcheck -x -P SCRIPTDIR "${scripts[@]}" 2>&1); then
 		echo "PASS shellcheck"
 	else

@@ -99,7 +99,9 @@ src_install() {
 	newbin mount aesloop-mount
 	# aesloop's page, which documents the loop-AES options.
 	doman "${WORKDIR}/${AESLOOP_P}/patches/aesloop-losetup.8"
-	newman sys-utils/mount.8 aesloop-mount.8
+	# Its NAME lists aesloop-mount too: the same page under that name.
+	echo '.so man8/aesloop-losetup.8' >"${T}/aesloop-mount.8" || die
+	doman "${T}/aesloop-mount.8"
 }
 
 pkg_postinst() {
@@ -107,8 +109,9 @@ pkg_postinst() {
 	elog "    aesloop-losetup -e AES128 /dev/loop0 FILE        (asks for the passphrase)"
 	elog "    aesloop-losetup -e AES256 -p 3 /dev/loop0 FILE 3<keyfile"
 	elog "It needs aesloop's loop.ko (sys-fs/aesloop) loaded in place of the kernel's"
-	elog "own loop module.  Its man page is util-linux's; aesloop-losetup --help"
-	elog "lists the loop-AES options (-e, -p, -H, -S, -C)."
-	elog "aesloop-mount is util-linux's mount built against the same patched loop"
-	elog "code; it does not take loop-AES's encryption= mount option yet."
+	elog "own loop module.  Its page, aesloop-losetup(8), and aesloop-losetup --help"
+	elog "list the loop-AES options (-e, -p, -K, -H, -S, -C, ...)."
+	elog "aesloop-mount is util-linux's mount with the same patch: it takes loop-AES's"
+	elog "mount options (loop=, encryption=, gpgkey=, phash=, ...) on its command line"
+	elog "and in /etc/fstab."
 }
