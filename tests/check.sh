@@ -86,8 +86,6 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 		continue
 	fi
 	kvers+=" $kver"
-	# The build and install targets as users and packagers run them, on the kernel whose
-	# compiler is the host's.
 	# The build and install targets as users and packagers run them, and the Debian packages
 	# (lintian, DKMS), on the kernel whose compiler is the host's.
 	if [ "$kser" = 6.1 ]; then
