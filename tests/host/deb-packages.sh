@@ -59,6 +59,21 @@ elif [ -z "$clash" ]; then
 else
 	fail no-util-linux-file "util-linux owns $(echo "$clash" | paste -sd' ')"
 fi
+# Both packages refuse removal under a root on aesloop (debian/prerm-root-guard, whose
+# behaviour tests/system/t-deb.sh checks on aesloop-dkms).
+why=()
+for d in "$dkms_deb" "$utils_deb"; do
+	dpkg-deb -e "$d" "$tmp/ctl"
+	[ -s "$tmp/ctl/prerm" ] && [ "$(sed -n '/^if /,/^fi/p' "$tmp/ctl/prerm")" = \
+		"$(sed -n '/^if /,/^fi/p' "$top/debian/prerm-root-guard")" ] ||
+		why+=("${d##*/}'s prerm has no root guard")
+	rm -rf "$tmp/ctl"
+done
+if [ ${#why[@]} -eq 0 ]; then
+	pass prerm-root-guard
+else
+	fail prerm-root-guard "${why[*]}"
+fi
 why=()
 for p in "$tmp"/utils/usr/sbin/* "$tmp"/utils/usr/bin/*; do
 	n=${p##*/}
