@@ -1,6 +1,6 @@
 # aesloop top-level Makefile.
 #
-#   make                 userspace library, tools and tests, and loop.ko for
+#   make                 the userspace library and aesloop-pipe, and loop.ko for
 #                        the running kernel (or KDIR=...)
 #   make module          loop/loop.ko only, as make -C KDIR M=$PWD builds it
 #   make install         loop.ko into /lib/modules/$(KVER)/updates/loop, then depmod
@@ -175,6 +175,7 @@ $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaeslo
 
 # The top Kbuild, as "make -C KDIR M=$PWD" (DKMS) reads it: loop/loop.ko.
 module:
+	@[ -d $(KDIR) ] || { echo "no kernel headers at $(KDIR): apt install linux-headers-$(KVER), or give KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # depmod for the kernel installed into, in the tree installed into: not the

@@ -25,8 +25,9 @@ packages=(
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,
 	# make dist (git archive)
 	libxml2-utils git
-	# make deb (debian/), lintian on its packages, dkms building from the package's tree
-	debhelper dh-dkms dkms lintian
+	# make deb (debian/), lintian on its packages, dkms building from the package's tree;
+	# file: the re-encryption recipe's check (tests/host/t-keygen.sh)
+	debhelper dh-dkms dkms lintian file
 )
 
 if [ "$(id -u)" -ne 0 ]; then

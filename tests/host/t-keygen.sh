@@ -165,15 +165,29 @@ fi
 
 # The README's re-encryption of a single-key volume to v3 (offline), into a new file and in
 # place: the same clear data read back through the v3 key file.
+# The volume holds a file system, so that the recipe's check can see it.
 old='the old single-key volume passphrase' new=$(cat "$tmp/pass")
+truncate -s 8M "$tmp/plain"
+mkfs.ext4 -q -F "$tmp/plain" 2>/dev/null
 "$pipe" -e aes256 -p 3 <"$tmp/plain" >"$tmp/vol" 3< <(printf '%s\n' "$old")
+# The check before writing: the old passphrase shows the file system, a wrong one does not.
+check_old() {
+	"$pipe" -d -e aes256 -p 3 3< <(printf '%s\n' "$1") <"$tmp/vol" | head -c 1M | file -b -
+}
+if ! command -v file >/dev/null; then
+	skip reencrypt-check "file(1) is missing"
+elif [[ $(check_old "$old") == *ext4* ]] && [[ $(check_old 'a wrong passphrase, twenty chars') != *ext4* ]]; then
+	pass reencrypt-check
+else
+	fail reencrypt-check "file(1) said '$(check_old "$old")' for the right passphrase"
+fi
 cp "$tmp/vol" "$tmp/vol-inplace"
 "$keygen" -G "$g" -p 3 "$tmp/vol.gpg" 3<"$tmp/pass" 2>/dev/null
 "$pipe" -d -e aes256 -p 3 3< <(printf '%s\n' "$old") <"$tmp/vol" |
 	"$pipe" -e aes256 -K "$tmp/vol.gpg" -G "$g" -p 4 4< <(printf '%s\n' "$new") >"$tmp/vol-v3"
 "$pipe" -d -e aes256 -p 3 3< <(printf '%s\n' "$old") <"$tmp/vol-inplace" |
 	"$pipe" -e aes256 -K "$tmp/vol.gpg" -G "$g" -p 4 4< <(printf '%s\n' "$new") |
-	dd of="$tmp/vol-inplace" bs=64k conv=notrunc status=none
+	dd of="$tmp/vol-inplace" bs=64k conv=notrunc,fsync status=none
 for v in vol-v3 vol-inplace; do
 	if "$pipe" -d -e aes256 -K "$tmp/vol.gpg" -G "$g" -p 3 <"$tmp/$v" 3<"$tmp/pass" 2>/dev/null |
 	   cmp -s - "$tmp/plain" && ! cmp -s "$tmp/$v" "$tmp/vol"; then
