@@ -175,7 +175,7 @@ $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaeslo
 
 # The top Kbuild, as "make -C KDIR M=$PWD" (DKMS) reads it: loop/loop.ko.
 module:
-	@[ -d $(KDIR) ] || { echo "no kernel headers at $(KDIR): apt install linux-headers-$(KVER), or give KDIR=" >&2; exit 1; }
+	@[ -d $(KDIR) ] || { echo "no kernel tree at $(KDIR): for the running kernel, apt install linux-headers-$$(uname -r); else give KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
 # depmod for the kernel installed into, in the tree installed into: not the
