@@ -112,10 +112,11 @@ summary() {
 	fail=$(grep -c '^FAIL ' "$results")
 	skip=$(grep -c '^SKIP ' "$results")
 	stage "Per kernel"
+	# A system image's encrypted-root boots are named SUITE-root-VARIANT/...
 	for kver in $kvers; do
-		echo "$kver: $(grep -c "^PASS $kver/" "$results") passed," \
-			"$(grep -c "^FAIL $kver/" "$results") failed," \
-			"$(grep -c "^SKIP $kver/" "$results") skipped in the VM"
+		echo "$kver: $(grep -cE "^PASS $kver(-root-[a-z]+)?/" "$results") passed," \
+			"$(grep -cE "^FAIL $kver(-root-[a-z]+)?/" "$results") failed," \
+			"$(grep -cE "^SKIP $kver(-root-[a-z]+)?/" "$results") skipped in the VM"
 	done
 	if [ "$fail" -gt 0 ]; then
 		stage "Failures"
