@@ -12,6 +12,18 @@ aes_impl_want_re() {
 	fi
 }
 
+# check_aes_impl: a result for the AES path the loaded loop.ko chose, named after it.
+check_aes_impl() {
+	local impl want_re
+	impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)
+	want_re=$(aes_impl_want_re)
+	if [[ "$impl" =~ $want_re ]]; then
+		t_pass "aes-impl-$impl"
+	else
+		t_fail aes-impl "aes_impl is '$impl'; the CPU's flags want ${want_re}"
+	fi
+}
+
 # The image's kernel keeps its stock loop.ko beside aesloop's (in updates/), for comparisons.
 stock_ko=$(find "/lib/modules/$(uname -r)/kernel/drivers/block" -name 'loop.ko*' | head -n 1)
 

@@ -9,13 +9,7 @@
 . /aesloop/tests/system/lib.sh
 
 # What systemd's boot did with the loop driver: loaded at most once, by the name loop.
-impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)
-want_re=$(aes_impl_want_re)
-if [[ "$impl" =~ $want_re ]]; then
-	t_pass "aes-impl-$impl"
-else
-	t_fail aes-impl "aes_impl is '$impl'; the CPU's flags want ${want_re}"
-fi
+check_aes_impl
 t_check driver-loaded-line sh -c "dmesg | grep -q 'aesloop driver loaded'"
 
 # The losetup a root shell finds is the patched one.

@@ -34,13 +34,7 @@ for k in "$kver" "$other"; do
 done
 t_expect_eq modprobe-finds-dkms "/lib/modules/$kver/updates/dkms" "$(dirname "$(modinfo -n loop)")"
 t_expect_eq module-version "$version" "$(cat /sys/module/loop/version 2>/dev/null)"
-impl=$(cat /sys/module/loop/parameters/aes_impl 2>/dev/null)
-want_re=$(aes_impl_want_re)
-if [[ "$impl" =~ $want_re ]]; then
-	t_pass "aes-impl-$impl"
-else
-	t_fail aes-impl "aes_impl is '$impl'; the CPU's flags want ${want_re}"
-fi
+check_aes_impl
 
 # The programs: aesloop-losetup beside util-linux's losetup, which stays util-linux's.
 # (dpkg's database has bookworm's losetup under /sbin, the merged-/usr alias of /usr/sbin.)
