@@ -49,6 +49,7 @@
 #endif
 
 #define PROG		"aesloop-pipe"
+#define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
 #define OPT_VERSION	256	/* --version: no short option, as aespipe has -v */
 
 static const struct option long_options[] = {
@@ -56,7 +57,6 @@ static const struct option long_options[] = {
 	{ "version", no_argument, NULL, OPT_VERSION },
 	{ NULL, 0, NULL, 0 }
 };
-#define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
 
 static void usage(FILE *out)
 {

@@ -27,8 +27,8 @@ g=$tmp/gnupg
 mkdir -m 0700 "$g"
 printf '%s\n' 'the key file passphrase, 29 ch' >"$tmp/pass"
 printf '%s\n' 'another passphrase for the file' >"$tmp/pass2"
-# clear FILE PASSFILE: the key lines FILE holds, decrypted by gpg itself.
-clear() {
+# key_lines_of FILE PASSFILE: the key lines FILE holds, decrypted by gpg itself.
+key_lines_of() {
 	gpg --homedir "$g" --batch --quiet --pinentry-mode loopback --passphrase-file "$2" -d "$1" 2>/dev/null
 }
 
@@ -42,7 +42,7 @@ for n in 65 64; do
 		fail "make-$n" "$(cat "$tmp/err")"
 		continue
 	fi
-	clear "$f" "$tmp/pass" >"$tmp/lines"
+	key_lines_of "$f" "$tmp/pass" >"$tmp/lines"
 	why=()
 	[ "$(stat -c %a "$f")" = 600 ] || why+=("mode $(stat -c %a "$f")")
 	head -n 1 "$f" | grep -qx -- '-----BEGIN PGP MESSAGE-----' || why+=("not gpg-armored")
@@ -58,7 +58,7 @@ for n in 65 64; do
 	fi
 done
 "$keygen" -G "$g" -p 3 "$tmp/other.gpg" 3<"$tmp/pass" 2>/dev/null
-if ! cmp -s <(clear "$tmp/k65.gpg" "$tmp/pass") <(clear "$tmp/other.gpg" "$tmp/pass"); then
+if ! cmp -s <(key_lines_of "$tmp/k65.gpg" "$tmp/pass") <(key_lines_of "$tmp/other.gpg" "$tmp/pass"); then
 	pass random-each-time
 else
 	fail random-each-time "two key files hold the same lines"
@@ -101,7 +101,7 @@ if command -v script >/dev/null; then
 		script -qfec "$keygen -G $g $tmp/tty.gpg" /dev/null >"$tmp/tty.out" 2>&1
 	printf '%s\n' 'typed passphrase 1234567890' >"$tmp/typed"
 	if grep -q 'New passphrase for' "$tmp/tty.out" && grep -q 'Repeat the passphrase' "$tmp/tty.out" &&
-	   [ "$(clear "$tmp/tty.gpg" "$tmp/typed" | wc -l)" = 65 ]; then
+	   [ "$(key_lines_of "$tmp/tty.gpg" "$tmp/typed" | wc -l)" = 65 ]; then
 		pass tty-asks-twice
 	else
 		fail tty-asks-twice "$(tr -d '\r' <"$tmp/tty.out" | paste -sd' ')"
@@ -119,14 +119,14 @@ else
 fi
 
 # A new passphrase for the same keys.
-clear "$tmp/k65.gpg" "$tmp/pass" | sha256sum >"$tmp/keys.sum"
+key_lines_of "$tmp/k65.gpg" "$tmp/pass" | sha256sum >"$tmp/keys.sum"
 if "$keygen" -c -G "$g" -o 3 -p 4 "$tmp/k65.gpg" 3<"$tmp/pass" 4<"$tmp/pass2" 2>"$tmp/err" &&
-   clear "$tmp/k65.gpg" "$tmp/pass2" | sha256sum | cmp -s - "$tmp/keys.sum"; then
+   key_lines_of "$tmp/k65.gpg" "$tmp/pass2" | sha256sum | cmp -s - "$tmp/keys.sum"; then
 	pass change-keeps-keys
 else
 	fail change-keeps-keys "$(cat "$tmp/err")"
 fi
-if [ -z "$(clear "$tmp/k65.gpg" "$tmp/pass")" ]; then
+if [ -z "$(key_lines_of "$tmp/k65.gpg" "$tmp/pass")" ]; then
 	pass change-old-passphrase-gone
 else
 	fail change-old-passphrase-gone "the old passphrase still decrypts the file"
