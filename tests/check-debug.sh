@@ -29,7 +29,7 @@ share_vectors
 stage "Debug kernel"
 if ! kver=$(tests/vm/debug-kernel.sh 2>"$log/debug-kernel.log"); then
 	tail -n 30 "$log/debug-kernel.log"
-	echo "FAIL debug-kernel: could not build it (log: $log/debug-kernel.log)" | tee -a "$results"
+	result fail debug-kernel "could not build it (log: $log/debug-kernel.log)"
 	summary
 	exit 1
 fi
@@ -54,7 +54,7 @@ if module_for "$kver"; then
 		build_module "$kver" "build-module-$kver-again"
 	fi
 else
-	echo "SKIP vm-$kver: loop.ko did not build" | tee -a "$results"
+	result skip "vm-$kver" "loop.ko did not build"
 fi
 
 summary

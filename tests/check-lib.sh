@@ -2,24 +2,34 @@
 # Sourced by tests/check.sh and tests/check-debug.sh, from the top of the checkout, with $top
 # and $log (the folder for logs and results.txt) set: the result bookkeeping both share.
 : "${top:?}" "${log:?}"
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 mkdir -p "$log"
+# Every result of the run, as TAP result lines numbered in order (tests/tap.sh).
 results=$log/results.txt
 : >"$results"
+echo "TAP version 13"
 # The kernels whose VM results summary() counts, as their releases.
 kvers=
 
-stage() { printf '\n=== %s\n' "$*"; }
+stage() { printf '#\n# === %s\n' "$*"; }
 
-# record NAME CMD...: runs CMD; its PASS/FAIL/SKIP lines are results, and a
-# non-zero exit without a FAIL line of its own is one more failure.
+# result STATE NAME [WHY]: one result of the run's own (pass, fail or skip).
+result() { tap_append "$results" "$@"; }
+
+# record NAME CMD...: runs CMD, a TAP stream whose results are the run's; a
+# non-zero exit without a failed result of its own, or a stream that ended
+# early, is one more failure.
 record() {
-	local name=$1 out=$log/$1.log rc
+	local name=$1 out=$log/$1.log rc problem
 	shift
-	"$@" 2>&1 | tee "$out"
+	"$@" 2>&1 | tee "$out" | tap_relay "$results"
 	rc=${PIPESTATUS[0]}
-	grep -E '^(PASS|FAIL|SKIP) ' "$out" >>"$results"
-	if [ "$rc" -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
-		echo "FAIL $name: exit status $rc (log: $out)" | tee -a "$results"
+	problem=$(tap_plan_problem <"$out")
+	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
+		result fail "$name" "exit status $rc (log: $out)"
+	elif [ -n "$problem" ]; then
+		result fail "$name-plan" "$problem (log: $out)"
 	fi
 	return "$rc"
 }
@@ -29,10 +39,10 @@ step() {
 	local name=$1 out=$log/$1.log
 	shift
 	if "$@" >"$out" 2>&1; then
-		echo "PASS $name" | tee -a "$results"
+		result pass "$name"
 	else
-		tail -n 30 "$out"
-		echo "FAIL $name: $* (log: $out)" | tee -a "$results"
+		tail -n 30 "$out" | sed 's/^/# /'
+		result fail "$name" "$* (log: $out)"
 		return 1
 	fi
 }
@@ -67,7 +77,7 @@ suite_of() {
 	echo "$suite"
 }
 
-vm_results() { # the VM harness appends "PASS|FAIL|SKIP NAME" lines itself
+vm_results() { # the VM harness appends its result lines to results.txt itself
 	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@"
 }
 
@@ -91,9 +101,9 @@ module_for() { # KVER
 	local kver=$1
 	build_module "$kver" "build-module-$kver" || return 1
 	if grep -Ei 'warning|error' "$log/build-module-$kver.log"; then
-		echo "FAIL build-module-$kver-warnings: see $log/build-module-$kver.log" | tee -a "$results"
+		result fail "build-module-$kver-warnings" "see $log/build-module-$kver.log"
 	else
-		echo "PASS build-module-$kver-warnings" | tee -a "$results"
+		result pass "build-module-$kver-warnings"
 	fi
 }
 
@@ -104,23 +114,21 @@ share_vectors() {
 	cp -r "$(tests/host/vectors-dir.sh)" build/vm/share/vectors
 }
 
-# The counts per kernel, the failures, and the last line: "N passed, N failed, N skipped".
-# Its status is 0 only when nothing failed.
+# The plan, the counts per kernel, the failures, and the last line: "N passed,
+# N failed, N skipped".  Its status is 0 only when nothing failed.
 summary() {
-	local pass fail skip kver
-	pass=$(grep -c '^PASS ' "$results")
-	fail=$(grep -c '^FAIL ' "$results")
-	skip=$(grep -c '^SKIP ' "$results")
+	local pass fail skip kver pass_k fail_k skip_k
+	echo "1..$(wc -l <"$results")"
+	read -r pass fail skip < <(tap_counts "$results")
 	stage "Per kernel"
 	# A system image's encrypted-root boots are named SUITE-root-VARIANT/...
 	for kver in $kvers; do
-		echo "$kver: $(grep -cE "^PASS $kver(-root-[a-z]+)?/" "$results") passed," \
-			"$(grep -cE "^FAIL $kver(-root-[a-z]+)?/" "$results") failed," \
-			"$(grep -cE "^SKIP $kver(-root-[a-z]+)?/" "$results") skipped in the VM"
+		read -r pass_k fail_k skip_k < <(tap_counts "$results" "^${kver//./\\.}(-root-[a-z]+)?/")
+		echo "# $kver: $pass_k passed, $fail_k failed, $skip_k skipped in the VM"
 	done
 	if [ "$fail" -gt 0 ]; then
 		stage "Failures"
-		grep '^FAIL ' "$results"
+		grep '^not ok ' "$results" | sed 's/^/# /'
 	fi
 	echo
 	echo "$pass passed, $fail failed, $skip skipped"

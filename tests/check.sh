@@ -1,8 +1,9 @@
 #!/bin/bash
 # Runs every test of aesloop, from a fresh Debian 12 machine (as root): installs
 # what is missing, builds, then runs the static checks, the host tests and
-# the VM suites.  Every result is one line "PASS name", "FAIL name: why" or
-# "SKIP name: why"; the last line is "N passed, N failed, N skipped".
+# the VM suites.  The output is one TAP stream (tests/tap.sh: "ok N name",
+# "not ok N name # why", "ok N name # SKIP why", comments "# ...") ending in its
+# plan; the last line is "N passed, N failed, N skipped".
 #
 #   tests/check.sh                what CI runs: every suite on 6.1 and 7.3, a smoke
 #                                 set on 6.12 and 7.3-rt (the README has the times)
@@ -39,7 +40,7 @@ stage "Gentoo overlay (ebuild phases run with stand-ins for Portage)"
 record gentoo tests/gentoo/run.sh
 
 stage "Benchmark (printed, not asserted: ratios in one run)"
-step bench make bench && cat "$log/bench.log"
+step bench make bench && sed "s/^/# /" "$log/bench.log"
 
 share_vectors
 
@@ -77,12 +78,12 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	tier=$(tier_of "$kser")
 	stage "Kernel $kser ($tier)"
 	if ! kver=$(tests/vm/kernel.sh "$kser" 2>"$log/kernel-$kser.log"); then
-		cat "$log/kernel-$kser.log"
-		echo "FAIL kernel-$kser: could not fetch the Debian $kser kernel" | tee -a "$results"
+		sed "s/^/# /" "$log/kernel-$kser.log"
+		result fail "kernel-$kser" "could not fetch the Debian $kser kernel"
 		continue
 	fi
 	if ! module_for "$kver"; then
-		echo "SKIP vm-$kver: loop.ko did not build" | tee -a "$results"
+		result skip "vm-$kver" "loop.ko did not build"
 		continue
 	fi
 	kvers+=" $kver"
@@ -123,7 +124,7 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 					"/aesloop/tests/vm/$t.sh"
 			done
 		else
-			echo "FAIL $kver/ul-2.41: build/ul-2.41/bin/losetup is not built" | tee -a "$results"
+			result fail "$kver/ul-2.41" "build/ul-2.41/bin/losetup is not built"
 		fi
 	fi
 	[ "$tier" = full ] || continue

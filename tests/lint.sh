@@ -4,12 +4,13 @@
 # scripts.
 # checkpatch.pl is not in Debian's headers packages; it comes out of the
 # linux-source deb of the 6.1 series, cached in build/.
-# Prints PASS/FAIL lines; exits non-zero on a failure.
+# Prints TAP (tests/tap.sh); exits non-zero on a failure.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cache=$top/build/checkpatch
-status=0
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 
 fetch_checkpatch() {
 	[ -x "$cache/scripts/checkpatch.pl" ] && return 0
@@ -34,25 +35,22 @@ for f in $files; do
 	if out=$(cd "$top" && "$cache/scripts/checkpatch.pl" --strict --no-tree \
 		--terse --show-types -f "$f" 2>&1) &&
 	   ! grep -q 'WARNING\|ERROR\|CHECK' <<<"$out"; then
-		echo "PASS checkpatch-$f"
+		pass "checkpatch-$f"
 	else
-		echo "FAIL checkpatch-$f: $(grep -c 'WARNING\|ERROR\|CHECK' <<<"$out") findings"
-		head -20 <<<"$out" | awk '{ print "    " $0 }'
-		status=1
+		fail "checkpatch-$f" "$(grep -c 'WARNING\|ERROR\|CHECK' <<<"$out") findings"
+		head -20 <<<"$out" | awk '{ print "#   " $0 }'
 	fi
 done
 
 if command -v shellcheck >/dev/null; then
 	mapfile -t scripts < <(cd "$top" && git ls-files '*.sh' .ci/run boot tools/aesloop-keygen debian/prerm-root-guard ':!*.service')
 	if out=$(cd "$top" && shellcheck -x -P SCRIPTDIR "${scripts[@]}" 2>&1); then
-		echo "PASS shellcheck"
+		pass shellcheck
 	else
-		echo "FAIL shellcheck: findings"
-		head -40 <<<"$out" | awk '{ print "    " $0 }'
-		status=1
+		fail shellcheck findings
+		head -40 <<<"$out" | awk '{ print "#   " $0 }'
 	fi
 else
-	echo "FAIL shellcheck: not installed (tests/deps.sh installs it)"
-	status=1
+	fail shellcheck "not installed (tests/deps.sh installs it)"
 fi
-exit $status
+tap_end

@@ -1,10 +1,10 @@
 #!/bin/bash
-# The Gentoo overlay's checks (ebuild/, README "Gentoo").  Each result is one
-# line "PASS name", "FAIL name: why" or "SKIP name: why"; exits 1 on a FAIL.
+# The Gentoo overlay's checks (ebuild/, README "Gentoo"), printed as TAP
+# (tests/tap.sh); exits 1 when a check failed.
 #
 #   tests/gentoo/run.sh                  everything
 #   AESLOOP_RELEASE=1 tests/gentoo/run.sh
-#                                        also FAIL (not SKIP) when a committed
+#                                        also fail (not skip) when a committed
 #                                        Manifest is not that of "make dist"
 #
 #  1. static: the overlay's layout; bash -n and shellcheck on every ebuild;
@@ -38,19 +38,14 @@ version=$(sed -n 's/^VERSION *:= *//p' Makefile)
 tarball=$top/build/dist/aesloop-${version}.tar.gz
 ul_tarball=$top/build/util-linux/dl/util-linux_2.38.1.orig.tar.xz
 dtd=${AESLOOP_GENTOO_DTD:-$top/../shared/gentoo/metadata.dtd}
-status=0
+TAP_PREFIX=gentoo/
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 
 rm -rf "${work}"
 mkdir -p "${work}"
 
-pass() { echo "PASS gentoo/$1"; }
-fail() {
-	echo "FAIL gentoo/$1: $2"
-	status=1
-}
-skip() { echo "SKIP gentoo/$1: $2"; }
-
-# result NAME REASON...: PASS without reasons, else FAIL with them.
+# result NAME REASON...: passed without reasons, else failed with them.
 result() {
 	local name=$1
 	shift
@@ -608,4 +603,4 @@ else
 	result "${pf}" "${why[@]}"
 fi
 
-exit "${status}"
+tap_end

@@ -12,9 +12,9 @@ set -u
 kdir=${1:?usage: $0 KDIR [DEB-DIR]}
 top=$(cd "$(dirname "$0")/../.." && pwd)
 debs=${2:-$top/build/deb}
-RESULT_PREFIX=deb/
-# shellcheck source=tests/host/result.sh
-. "$top/tests/host/result.sh"
+TAP_PREFIX=deb/
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -23,6 +23,7 @@ utils_deb=$(ls "$debs"/aesloop-utils_*_"$(dpkg --print-architecture)".deb 2>/dev
 changes=$(ls "$debs"/aesloop_*.changes 2>/dev/null)
 if [ -z "$dkms_deb" ] || [ -z "$utils_deb" ] || [ -z "$changes" ]; then
 	fail built "no aesloop-dkms, aesloop-utils or .changes in $debs (make deb)"
+	tap_end
 	exit 1
 fi
 pass built
@@ -106,4 +107,4 @@ else
 	fail dkms-module "${ko:-no loop.ko}: version $([ -z "$ko" ] || modinfo -F version "$ko"), AES-NI code $([[ $syms == *aesloop_intel_probe* ]] && echo in || echo missing)"
 fi
 
-results_status
+tap_end

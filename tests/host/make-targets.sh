@@ -12,21 +12,21 @@ set -u
 
 kdir=${1:?usage: $0 KDIR}
 top=$(cd "$(dirname "$0")/../.." && pwd)
-RESULT_PREFIX=make-targets/
-# shellcheck source=tests/host/result.sh
-. "$top/tests/host/result.sh"
+TAP_PREFIX=make-targets/
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
 version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
-[ -n "$kver" ] || { fail make-targets "no UTS_RELEASE in $kdir"; exit 1; }
+[ -n "$kver" ] || { fail make-targets "no UTS_RELEASE in $kdir"; tap_end; exit 1; }
 
 # The checkout's files as git sees them, uncommitted edits included, in a copy.
 src=$tmp/aesloop
 mkdir -p "$src"
 (cd "$top" && git ls-files -z --cached --others --exclude-standard | grep -zv '^build/' |
-	xargs -0 cp --parents -t "$src") || { fail make-targets "copying the checkout failed"; exit 1; }
+	xargs -0 cp --parents -t "$src") || { fail make-targets "copying the checkout failed"; tap_end; exit 1; }
 listing() { (cd "$src" && find . -path ./build -prune -o -type f -print | LC_ALL=C sort); }
 listing >"$tmp/files-before"
 
@@ -160,4 +160,4 @@ else
 	fail install-uninstall-boot "$(find "$boot" -type f | head -n 3 | paste -sd' ') $(tail -n 2 "$tmp/boot.log" | paste -sd' ')"
 fi
 
-results_status
+tap_end

@@ -2,8 +2,9 @@
 # Runs the host tests: every C test program, plain and under ASan+UBSan, and
 # every tests/host/t-*.sh script; t-losetup.sh again for each other
 # util-linux build there is (build/ul-2.41, make losetup-2.41), its results
-# prefixed "ul-2.41/".  Prints their PASS/FAIL/SKIP lines, each prefixed
-# with the program that printed it; exits non-zero if any failed.
+# prefixed "ul-2.41/".  Prints their results as one TAP stream (tests/tap.sh),
+# each name prefixed with the program that printed it; exits non-zero if any
+# failed.
 # Build first with `make host-tests` (the Makefile's check-host does both).
 set -uo pipefail
 
@@ -13,21 +14,30 @@ export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$("$top/tests/host/vectors-dir.sh")}
 export AESLOOP_TOP=$top AESLOOP_BUILD=$build
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 
-status=0
-run() {	# run NAME CMD...: prefix each result line with NAME
-	local name=$1 out rc
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
+results=$(mktemp)
+trap 'rm -f "$results"' EXIT
+echo "TAP version 13"
+
+# run NAME CMD...: CMD's results, each name prefixed "NAME:"; a stream that
+# ends without its plan, or whose plan does not match its results, failed.
+run() {
+	local name=$1 out rc problem
 	shift
 	out=$("$@" 2>&1)
 	rc=$?
-	printf '%s\n' "$out" | awk -v name="$name" \
-		'/^(PASS|FAIL|SKIP) / { print $1 " " name ":" substr($0, length($1) + 2) }'
+	printf '%s\n' "$out" | TAP_RELAY_COMMENTS=0 tap_relay "$results" "$name:"
+	problem=$(printf '%s\n' "$out" | tap_plan_problem)
+	if [ "$rc" -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok '; then
+		tap_append "$results" fail "$name" "exited with status $rc"
+	elif [ -n "$problem" ]; then
+		tap_append "$results" fail "$name-plan" "$problem"
+	fi
 	# Anything else the program said (sanitizer reports) is shown on failure.
 	if [ "$rc" -ne 0 ]; then
-		status=1
-		if ! printf '%s\n' "$out" | grep -q '^FAIL '; then
-			echo "FAIL $name: exited with status $rc"
-		fi
-		printf '%s\n' "$out" | grep -v '^\(PASS\|FAIL\|SKIP\) ' | sed 's/^/    /' | tail -n 30
+		printf '%s\n' "$out" | grep -vE '^((not )?ok [0-9]+ |TAP version |1\.\.)' |
+			tail -n 30 | sed 's/^/# /'
 	fi
 }
 
@@ -44,4 +54,5 @@ for ul in "$build"/ul-*/; do
 	run "$(basename "$ul")/t-losetup" env AESLOOP_BUILD="${ul%/}" \
 		bash "$top/tests/host/t-losetup.sh"
 done
-exit $status
+echo "1..$(wc -l <"$results")"
+! grep -q '^not ok ' "$results"

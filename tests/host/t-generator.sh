@@ -9,11 +9,12 @@ set -u
 top=${AESLOOP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=tests/host/result.sh
-. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 command -v systemd-escape >/dev/null || {
 	skip generator "systemd-escape is not installed"
-	exit 0
+	tap_end
+	exit
 }
 
 # gen FSTAB: runs the generator into $tmp/out/{normal,early,late}; its stderr in $tmp/err.
@@ -127,4 +128,4 @@ else
 	fail refuse-same-loop "exit $st, stderr '$(cat "$tmp/err")'"
 fi
 
-results_status
+tap_end

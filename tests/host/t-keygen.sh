@@ -7,7 +7,7 @@
 # re-encryption of a single-key volume to v3 with aesloop-pipe, into a new file and in place.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD.
-# Prints PASS/FAIL/SKIP lines; exits 1 if any check failed.
+# Prints TAP (tests/tap.sh); exits 1 if any check failed.
 set -uo pipefail
 
 top=${AESLOOP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -16,12 +16,13 @@ keygen=$top/tools/aesloop-keygen
 pipe=$build/bin/aesloop-pipe
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-# shellcheck source=tests/host/result.sh
-. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 if ! command -v gpg >/dev/null || [ ! -x "$pipe" ]; then
 	skip keygen "gpg or $pipe is missing"
-	exit 0
+	tap_end
+	exit
 fi
 g=$tmp/gnupg
 mkdir -m 0700 "$g"
@@ -197,4 +198,4 @@ for v in vol-v3 vol-inplace; do
 	fi
 done
 
-results_status
+tap_end

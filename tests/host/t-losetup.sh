@@ -17,7 +17,7 @@
 # backing file).  Real attaches happen in the VM tests.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD,
-# AESLOOP_VECTORS.  Prints PASS/FAIL/SKIP lines; exits 1 on a failure.
+# AESLOOP_VECTORS.  Prints TAP (tests/tap.sh); exits 1 on a failure.
 set -uo pipefail
 
 top=${AESLOOP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,12 +25,13 @@ build=${AESLOOP_BUILD:-$top/build}
 vectors=${AESLOOP_VECTORS:-$top/../shared/vectors}
 losetup=$build/bin/losetup
 
-# shellcheck source=tests/host/result.sh
-. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 if [ ! -x "$losetup" ]; then
 	skip losetup "$losetup is not built (make losetup)"
-	exit 0
+	tap_end
+	exit
 fi
 
 tmp=$(mktemp -d)
@@ -45,6 +46,7 @@ shim=$tmp/loop_ioctl_shim.so
 if ! "${CC:-cc}" -shared -fPIC -O1 -Wall -Wextra -Werror -Wl,-z,now -o "$shim" \
 	"$top/tests/host/shim/loop_ioctl_shim.c" -ldl 2>"$tmp/cc.err"; then
 	fail shim-build "cannot build the ioctl shim: $(head -c 300 "$tmp/cc.err")"
+	tap_end
 	exit 1
 fi
 log=$tmp/shim.log
@@ -564,4 +566,4 @@ else
 	skip tty-prompt "script(1) or timeout(1) missing"
 fi
 
-results_status
+tap_end

@@ -13,7 +13,7 @@
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD,
 # AESLOOP_VECTORS (default: ../shared/vectors beside the project).
-# Prints PASS/FAIL/SKIP lines; exits 1 if any check failed.
+# Prints TAP (tests/tap.sh); exits 1 if any check failed.
 set -uo pipefail
 
 top=${AESLOOP_TOP:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -26,12 +26,13 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} UBSAN_OPTIONS=${UBSAN_OPTION
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=tests/host/result.sh
-. "$(dirname "${BASH_SOURCE[0]}")/result.sh"
+# shellcheck source=tests/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
 
 for p in "$pipe" "$pipe_san"; do
 	if [ ! -x "$p" ]; then
 		fail build "$p is missing: run make userspace host-tests"
+		tap_end
 		exit 1
 	fi
 done
@@ -458,4 +459,4 @@ else
 	fail help-version "--version said '$("$pipe" --version 2>&1)'"
 fi
 
-results_status
+tap_end

@@ -297,5 +297,5 @@ int main(void)
 	test_random_sectors(24, seed);
 	test_random_sectors(32, seed);
 	test_vectors();
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

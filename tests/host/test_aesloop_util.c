@@ -20,7 +20,7 @@
  *  notice-*   the notice's wording: names, "at least", none found, the
  *             key, a detach already asked for
  *
- * Prints PASS/FAIL lines (tests/host/testutil.h); exits 1 if anything failed.
+ * Prints TAP (tests/host/testutil.h); exits 1 if anything failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -306,7 +306,7 @@ static void test_openers(void)
 	    mknod(part, S_IFBLK | 0600, makedev(259, 250)) ||
 	    mknod(other, S_IFBLK | 0600, makedev(7, 251)) ||
 	    mknod(outside, S_IFBLK | 0600, makedev(7, 250))) {
-		printf("SKIP openers: mknod: %s (needs root)\n", strerror(errno));
+		t_skip("openers", "mknod: %s (needs root)", strerror(errno));
 		goto out;
 	}
 	ok = !put(root, "sys/7:250/dev", "7:250\n") &&
@@ -375,7 +375,7 @@ static void test_openers(void)
 out:
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	if (system(cmd))
-		printf("FAIL openers-cleanup: %s left behind\n", root);
+		t_result(0, "openers-cleanup", "%s left behind", root);
 }
 
 static void check_notice(const char *name, unsigned int nproc,
@@ -425,5 +425,5 @@ int main(void)
 	test_offset();
 	test_openers();
 	test_notice();
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

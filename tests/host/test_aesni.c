@@ -3,7 +3,7 @@
  * test_aesni.c - the aes-intel paths (INTELAES=y) against the generic C code
  * and OpenSSL.
  *
- *  cpu-PATH                   the path runs here, or SKIP with the missing
+ *  cpu-PATH                   the path runs here, or skipped with the missing
  *                             feature (every check of that path is skipped)
  *  selftest-PATH              aesloop_intel_selftest() passes
  *  cbc-PATH-aesN-DIR-KEYS     the assembly (DIR enc or dec; KEYS one: one
@@ -121,7 +121,7 @@ static int guards_intact(const u8 *area, size_t off, size_t len)
 
 /*
  * One path, key length, direction and key mode over every count 1..40.
- * Returns 1 if all agreed; prints the FAIL line otherwise.
+ * Returns 1 if all agreed; prints the failed result otherwise.
  */
 static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 		     int multi, struct bufs *b, EVP_CIPHER_CTX *c,
@@ -387,7 +387,7 @@ int main(void)
 
 	seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
 	rng_state = seed ? seed : 1;
-	printf("# seed %llu\n", (unsigned long long)seed);
+	t_note("seed %llu", (unsigned long long)seed);
 	if (!c || !b) {
 		t_result(0, "setup", "out of memory");
 		return 1;
@@ -399,7 +399,7 @@ int main(void)
 
 		snprintf(name, sizeof(name), "cpu-%s", engine_names[i]);
 		if (!aesloop_intel_cpu_has(i, &why)) {
-			printf("SKIP %s: this CPU or OS lacks %s\n", name, why);
+			t_skip(name, "this CPU or OS lacks %s", why);
 			continue;
 		}
 		t_result(1, name, "");
@@ -425,7 +425,8 @@ int main(void)
 		const char *why = NULL;
 
 		if (!aesloop_intel_cpu_has(p->path, &why)) {
-			printf("SKIP cbc-%s: this CPU or OS lacks %s\n", p->name, why);
+			snprintf(name, sizeof(name), "cbc-%s", p->name);
+			t_skip(name, "this CPU or OS lacks %s", why);
 			continue;
 		}
 		for (kl = 16; kl <= 32; kl += 8)
@@ -445,5 +446,5 @@ int main(void)
 	}
 	EVP_CIPHER_CTX_free(c);
 	free(b);
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

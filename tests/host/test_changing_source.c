@@ -261,7 +261,7 @@ static void check_writer_thread(const struct loop_aes_engine *e,
 	pthread_join(tid, NULL);
 	loop_aes_set_engine(&loop_aes_generic_engine);
 	/* How often the race was really run: not asserted, it is timing. */
-	printf("# %s: %u sectors written, %u mixed both versions, %u all of the second\n",
+	t_note("%s: %u sectors written, %u mixed both versions, %u all of the second",
 	       name, ITERATIONS * NSECT, mixed, whole_b);
 	t_result(!bad, name, "%u of %u sectors decrypt to data neither version holds (first: round %u, sector %u of IV sector %llu; seed %llu)",
 		 bad, ITERATIONS * NSECT, bad_it, bad_sector,
@@ -286,7 +286,7 @@ int main(void)
 
 	seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
 	rng_state = seed ? seed : 1;
-	printf("# seed %llu\n", (unsigned long long)seed);
+	t_note("seed %llu", (unsigned long long)seed);
 	make_versions();
 
 	check_engine(&loop_aes_generic_engine, "generic");
@@ -297,10 +297,12 @@ int main(void)
 		for (i = 0; i < AESLOOP_INTEL_NR_PATHS; i++) {
 			const struct loop_aes_engine *e = aesloop_intel_engine(i);
 			const char *why = NULL;
+			char name[96];
 
 			if (!aesloop_intel_cpu_has(i, &why)) {
-				printf("SKIP changing-source-%s: this CPU or OS lacks %s\n",
-				       e->name, why);
+				snprintf(name, sizeof(name),
+					 "changing-source-%s", e->name);
+				t_skip(name, "this CPU or OS lacks %s", why);
 				continue;
 			}
 			if (aesloop_intel_selftest(e)) {
@@ -311,5 +313,5 @@ int main(void)
 		}
 	}
 #endif
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

@@ -19,7 +19,7 @@
  * ../shared/vectors beside the project root (found from this program's
  * path, build/tests/NAME), else ../shared/vectors from the current folder.
  *
- * Prints PASS/FAIL lines (tests/host/testutil.h); exits 1 if anything failed.
+ * Prints TAP (tests/host/testutil.h); exits 1 if anything failed.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1052,5 +1052,5 @@ out:
 	free(im->text);
 	free(v);
 	free(im);
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

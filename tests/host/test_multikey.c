@@ -332,5 +332,5 @@ int main(void)
 		test_random(64, k, seed);
 		test_random(65, k, seed);
 	}
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

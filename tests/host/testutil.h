@@ -2,8 +2,9 @@
 /*
  * testutil.h - the little that host tests share: result lines, hex, files.
  *
- * Each check prints one line, "PASS name", "FAIL name: details" or
- * "SKIP name: why", which tests/host/run.sh counts.
+ * Each check prints one TAP line as kselftest does ("ok N name",
+ * "not ok N name # details", "ok N name # SKIP why"; tests/tap.sh has the
+ * format), and t_exit() the plan; tests/host/run.sh joins the streams.
  */
 #ifndef AESLOOP_TESTUTIL_H
 #define AESLOOP_TESTUTIL_H
@@ -15,21 +16,75 @@
 #include <string.h>
 
 static int t_failures;
+static int t_count;
 
-static inline void t_result(int ok, const char *name, const char *fmt, ...)
+static int t_began;
+
+static inline void t_begin(void)
+{
+	if (!t_began)
+		printf("TAP version 13\n");
+	t_began = 1;
+}
+
+/* A comment line ("# ..."): what a reader of the output needs besides results. */
+static inline void __attribute__((format(printf, 1, 2)))
+t_note(const char *fmt, ...)
 {
 	va_list ap;
 
-	if (ok) {
-		printf("PASS %s\n", name);
-		return;
-	}
-	t_failures++;
-	printf("FAIL %s: ", name);
+	t_begin();
+	printf("# ");
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 	printf("\n");
+}
+
+static inline void t_vline(const char *state, const char *name,
+			   const char *fmt, va_list ap)
+{
+	t_begin();
+	t_count++;
+	printf("%s %d %s", state, t_count, name);
+	if (fmt) {
+		printf(" # %s", strcmp(state, "ok") ? "" : "SKIP ");
+		vprintf(fmt, ap);
+	}
+	printf("\n");
+}
+
+/* One check: passed when @ok, else failed with the details @fmt formats. */
+static inline void t_result(int ok, const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	if (ok) {
+		t_vline("ok", name, NULL, ap);
+	} else {
+		t_failures++;
+		t_vline("not ok", name, fmt, ap);
+	}
+	va_end(ap);
+}
+
+/* A check that could not run here, and why. */
+static inline void __attribute__((format(printf, 2, 3)))
+t_skip(const char *name, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	t_vline("ok", name, fmt, ap);
+	va_end(ap);
+}
+
+/* The plan, last; main's return value: 1 when a check failed. */
+static inline int t_exit(void)
+{
+	printf("1..%d\n", t_count);
+	return t_failures ? 1 : 0;
 }
 
 /* Parse @len bytes of hex from @s; returns 0 or -1 on bad input. */

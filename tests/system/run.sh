@@ -39,7 +39,7 @@ Options:
   -M MIB      guest memory in MiB (default 1024)
   -e NAME=VAL set an environment variable for the guest script (repeatable)
   -t SECONDS  wall-clock limit for the whole VM run (default 600)
-  -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
+  -r FILE     append the results to FILE, TAP result lines numbered after its last
   -n PREFIX   prefix of result names (default: SUITE/ and the script's name without .sh)
   -v          show the whole console while it runs
   -q          show nothing while it runs, only the results

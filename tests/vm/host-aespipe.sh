@@ -4,16 +4,17 @@
 #    (build/vm/share/crypt/CIPHER.img) decrypt to the plaintext written there;
 #  - t-multikey.sh: the v2/v3 volumes it wrote (mk-V-BITS.img) decrypt with
 #    aespipe -P keys64.txt / keys65.txt to plain64.img.
-# Run after the VM runs; prints PASS/FAIL.
+# Run after the VM runs; prints TAP (tests/tap.sh).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$top/build/vm/share/crypt}
 vectors=$top/build/vm/share/vectors
-status=0
+TAP_PREFIX=${NAME_PREFIX:-}
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 if [ "$(find "$dir" -name 'mk-*.img' | wc -l)" -ne 4 ]; then
-	echo "FAIL ${NAME_PREFIX:-}aespipe-multikey: expected 4 images from t-multikey.sh in $dir"
-	status=1
+	fail aespipe-multikey "expected 4 images from t-multikey.sh in $dir"
 fi
 for img in "$dir"/mk-*.img; do
 	[ -e "$img" ] || continue
@@ -22,25 +23,22 @@ for img in "$dir"/mk-*.img; do
 	v=${tag%-*} bits=${tag#*-}
 	keys=$vectors/keys64.txt
 	[ "$v" = v2 ] || keys=$vectors/keys65.txt
-	name=${NAME_PREFIX:-}aespipe-decrypts-multikey-$tag
+	name=aespipe-decrypts-multikey-$tag
 	if aespipe -d -e "AES$bits" -P "$keys" <"$img" | cmp -s - "$vectors/plain64.img"; then
-		echo "PASS $name"
+		pass "$name"
 	else
-		echo "FAIL $name: aespipe -d -e AES$bits -P $keys of $img is not plain64.img"
-		status=1
+		fail "$name" "aespipe -d -e AES$bits -P $keys of $img is not plain64.img"
 	fi
 done
 for cipher in AES128 AES192 AES256; do
-	name=${NAME_PREFIX:-}aespipe-decrypts-$cipher
+	name=aespipe-decrypts-$cipher
 	if [ ! -f "$dir/$cipher.img" ] || [ ! -f "$dir/$cipher.pass" ]; then
-		echo "FAIL $name: $dir/$cipher.img or .pass is missing (did t-crypt.sh run?)"
-		status=1
+		fail "$name" "$dir/$cipher.img or .pass is missing (did t-crypt.sh run?)"
 	elif aespipe -d -e "$cipher" -p 3 <"$dir/$cipher.img" 3<"$dir/$cipher.pass" |
 		cmp -s - "$dir/$cipher.plain"; then
-		echo "PASS $name"
+		pass "$name"
 	else
-		echo "FAIL $name: aespipe -d -e $cipher of $dir/$cipher.img differs from $cipher.plain"
-		status=1
+		fail "$name" "aespipe -d -e $cipher of $dir/$cipher.img differs from $cipher.plain"
 	fi
 done
-exit $status
+tap_end

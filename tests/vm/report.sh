@@ -110,24 +110,34 @@ for e in ${dmesg_expect[@]+"${dmesg_expect[@]}"}; do
 	fi
 done
 
-# Report.
+# Report: the run's own TAP stream in results.txt, printed; with -r FILE, the results are
+# appended to FILE instead, numbered after its last (tests/tap.sh), and those lines printed.
+# shellcheck source=tests/tap.sh
+. "$top/tests/tap.sh"
 npass=0 nfail=0 nskip=0
+tap_states=()
 : >"$rundir/results.txt"
 for i in "${!names[@]}"; do
 	case "${states[i]}" in
-	PASS) npass=$((npass + 1)) ;;
-	FAIL) nfail=$((nfail + 1)) ;;
-	SKIP) nskip=$((nskip + 1)) ;;
+	PASS) npass=$((npass + 1)) state=pass ;;
+	FAIL) nfail=$((nfail + 1)) state=fail ;;
+	*) nskip=$((nskip + 1)) state=skip ;;
 	esac
-	line="${states[i]} ${names[i]}${messages[i]:+ ${messages[i]}}"
-	echo "$line" >>"$rundir/results.txt"
-	[ -z "$results_file" ] || echo "${states[i]} ${names[i]}" >>"$results_file"
+	tap_states+=("$state")
+	tap_result "$state" "${names[i]}" "${messages[i]}" >>"$rundir/results.txt"
 done
+tap_end >>"$rundir/results.txt" || true
 if [ "${#details[@]}" -gt 0 ] && [ "$verbosity" -ge 0 ]; then
-	echo "--- guest-dmesg failure (full logs in ${rundir#"$top"/}):"
-	printf '    %s\n' "${details[@]}"
+	echo "# --- guest-dmesg failure (full logs in ${rundir#"$top"/}):"
+	printf '#     %s\n' "${details[@]}"
 fi
-echo "--- results ($prefix, $kver, cpu $cpu):"
-sed 's/^/  /' "$rundir/results.txt"
-echo "--- $npass passed, $nfail failed, $nskip skipped; VM run ${elapsed_s}s; log ${console#"$top"/}"
+echo "# --- results ($prefix, $kver, cpu $cpu):"
+if [ -n "$results_file" ]; then
+	for i in "${!names[@]}"; do
+		tap_append "$results_file" "${tap_states[i]}" "${names[i]}" "${messages[i]}"
+	done
+else
+	cat "$rundir/results.txt"
+fi
+echo "# --- $npass passed, $nfail failed, $nskip skipped; VM run ${elapsed_s}s; log ${console#"$top"/}"
 [ "$nfail" -eq 0 ]

@@ -35,7 +35,7 @@ Options:
               run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk)
   -u          rmmod the module after the script and report module-unload
   -t SECONDS  wall-clock limit for the whole VM run (default 300)
-  -r FILE     append one 'PASS|FAIL|SKIP NAME' line per result to FILE
+  -r FILE     append the results to FILE, TAP result lines numbered after its last
   -n PREFIX   prefix of result names (default: the script's name without .sh)
   -s DIR      host folder shared as the guest's /share (default build/vm/share)
   -i          interactive: the script gets the console as its terminal (e.g. SCRIPT = bash)

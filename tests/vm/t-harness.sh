@@ -38,13 +38,18 @@ if [ -z "${AESLOOP_ROOT:-}" ]; then
 	# The guest wrote a random file and its SHA-256; both must match here.
 	if [ -f "$out/token" ] && [ "$(cat "$out/token")" = "$token" ] && [ -f "$out/data" ] &&
 		[ "$(sha256sum <"$out/data" | cut -d' ' -f1)" = "$(cat "$out/data.sha256")" ]; then
-		state=PASS
+		state=pass
 	else
-		state=FAIL
+		state=fail
 		rc=1
 	fi
-	echo "$state t-harness/host-share-readback"
-	[ -z "$results" ] || echo "$state t-harness/host-share-readback" >>"$results"
+	# shellcheck source=tests/tap.sh
+	. "$top/tests/tap.sh"
+	if [ -n "$results" ]; then
+		tap_append "$results" "$state" t-harness/host-share-readback
+	else
+		tap_line 1 "$state" t-harness/host-share-readback
+	fi
 	exit "$rc"
 fi
 
