@@ -220,16 +220,15 @@ struct kthread_worker *loop_run_worker(int number, unsigned int i)
  * loop_alloc_disk() - allocate the gendisk and queue of a new device
  * @lo: the device, with its tag set allocated
  *
- * The queue caches writes (a flush reaches the backing file), is
- * non-rotational until bound, and takes requests of up to
- * LOOP_MAX_HW_SECTORS.
+ * The queue has no write cache until bound (a flush on an unbound device
+ * succeeds with nothing to do), is non-rotational, and takes requests of up
+ * to LOOP_MAX_HW_SECTORS.
  *
  * Return: the disk, or an ERR_PTR.
  */
 struct gendisk *loop_alloc_disk(struct loop_device *lo)
 {
 	struct queue_limits lim = {
-		.features	= BLK_FEAT_WRITE_CACHE,
 		.max_hw_sectors	= LOOP_MAX_HW_SECTORS,
 	};
 
@@ -319,7 +318,6 @@ struct gendisk *loop_alloc_disk(struct loop_device *lo)
 	struct gendisk *disk = blk_mq_alloc_disk(&lo->tag_set, lo);
 
 	if (!IS_ERR(disk)) {
-		blk_queue_write_cache(disk->queue, true, false);
 		blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
 		blk_queue_max_hw_sectors(disk->queue, LOOP_MAX_HW_SECTORS);
 	}

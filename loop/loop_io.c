@@ -543,7 +543,9 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
  * what is unused.  Unlike the stock driver, whose queue always caches
  * writes, the write cache is the backing device's when bios go straight to
  * it (the loop holds nothing back then); through a page cache a flush is
- * always needed.
+ * always needed.  An unbound device has none, as stock: a flush there (an
+ * fsync of /dev/loopN after its detach, as e2fsprogs' tools do at close)
+ * has nothing to write and must not fail.
  */
 void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 		     const struct loop_aes_ctx *crypt,
@@ -553,9 +555,9 @@ void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 	struct inode *inode;
 
 	memset(caps, 0, sizeof(*caps));
-	caps->write_cache = true;
 	if (!file)
 		return;
+	caps->write_cache = true;
 	inode = file->f_mapping->host;
 	bdev = lo_file_bdev(file);
 	if (bdev) {
