@@ -39,6 +39,8 @@
 #   make deb             build/deb/aesloop-dkms_*.deb and aesloop-utils_*.deb (debian/)
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
+#   make -s version, make -s kernelrelease [KDIR=...]
+#                        print VERSION, and the release loop.ko is built and installed for
 #
 # Userspace output goes to build/, the project-local cache that also holds the
 # Debian kernel trees and util-linux sources the tests use.
@@ -63,6 +65,7 @@ else
 KVER      ?= $(shell uname -r)
 KDIR      := /lib/modules/$(KVER)/build
 endif
+CHECK_KVER = [ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
 # Where modules_install and depmod write: INSTALL_MOD_PATH as kbuild names
 # it, or DESTDIR as the rest of the install targets do.
 MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
@@ -97,7 +100,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -185,7 +188,7 @@ module:
 OLD_KO = for f in $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop.ko*; do \
 	[ ! -f "$$f" ] || ! modinfo -F parm "$$f" | grep -q '^aes_impl:' || rm -f "$$f"; done
 install: module
-	@[ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
+	@$(CHECK_KVER)
 	$(OLD_KO)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
 		$(if $(MOD_ROOT),INSTALL_MOD_PATH=$(MOD_ROOT)) modules_install
@@ -196,7 +199,7 @@ install: module
 # What install put there (modules_install may have compressed it), then
 # depmod, so that the kernel's own loop.ko is the one modprobe loads again.
 uninstall:
-	@[ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/generated/utsrelease.h: give KVER" >&2; exit 1; }
+	@$(CHECK_KVER)
 	rm -f $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko \
 		$(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko.*
 	-rmdir $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop 2>/dev/null
@@ -388,6 +391,13 @@ clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
 	find loop aes aes-intel \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 	find . -maxdepth 1 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
+
+# What scripts ask of this Makefile rather than parse it again (make -s).
+version:
+	@echo $(VERSION)
+kernelrelease:
+	@$(CHECK_KVER)
+	@echo $(KVER)
 
 # Programs the VM tests run in the guest: static, so they need no libraries.
 VM_TOOLS := $(BUILD)/vm-tools/lo-ioctl $(BUILD)/vm-tools/lo-ioctl32 \

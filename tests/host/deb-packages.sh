@@ -37,7 +37,7 @@ fi
 
 dpkg-deb -x "$dkms_deb" "$tmp/dkms"
 dpkg-deb -x "$utils_deb" "$tmp/utils"
-version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
+version=$(make -s --no-print-directory -C "$top" version)
 changelog=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 src=$(ls -d "$tmp/dkms/usr/src/aesloop-"*)
 # shellcheck disable=SC1090,SC1091 # dkms.conf is shell, as dkms reads it
@@ -87,7 +87,7 @@ else
 fi
 
 # DKMS from the package's tree, for KDIR's kernel, in a tree of its own.
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
+kver=$(make -s --no-print-directory -C "$top" kernelrelease KDIR="$kdir" 2>/dev/null)
 mkdir -p "$tmp/srctree" "$tmp/dkmstree"
 cp -r "$src" "$tmp/srctree/"
 d=(--sourcetree "$tmp/srctree" --dkmstree "$tmp/dkmstree")

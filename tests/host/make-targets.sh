@@ -18,8 +18,8 @@ TAP_PREFIX=make-targets/
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-kver=$(sed -n 's/^#define UTS_RELEASE "\(.*\)"$/\1/p' "$kdir/include/generated/utsrelease.h")
-version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
+kver=$(make -s --no-print-directory -C "$top" kernelrelease KDIR="$kdir" 2>/dev/null)
+version=$(make -s --no-print-directory -C "$top" version)
 [ -n "$kver" ] || { fail make-targets "no UTS_RELEASE in $kdir"; tap_end; exit 1; }
 
 # The checkout's files as git sees them, uncommitted edits included, in a copy.

@@ -451,7 +451,7 @@ else
 fi
 
 # --help and --version, as every program of the project answers them.
-version=$(sed -n 's/^VERSION *:= *//p' "$top/Makefile")
+version=$(make -s --no-print-directory -C "$top" version)
 if [ "$("$pipe" --version 2>&1)" = "aesloop-pipe (aesloop) $version" ] &&
    "$pipe" --help 2>&1 | grep -q '^usage: aesloop-pipe '; then
 	pass help-version
