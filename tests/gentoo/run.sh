@@ -16,17 +16,22 @@
 #     DIST line for each distfile of SRC_URI and nothing else; "make manifest"
 #     into a copy of the overlay writes the tarball's true size, BLAKE2B and
 #     SHA512; the committed Manifests are compared with that copy.
+#     app-crypt/aesloop-losetup's util-linux DIST line is that of Debian's
+#     orig tarball of the same release (upstream's tarball, taken unchanged).
 #  3. tests/gentoo/harness.sh runs the ebuilds' phases, with the copy's
 #     Manifests, against Debian's 6.1 kernel tree (tests/vm/kernel.sh):
 #     sys-fs/aesloop for several USE sets, with a real kbuild of loop.ko;
 #     REQUIRED_USE; CONFIG_CHECK and a built-in loop driver refused at
 #     pkg_setup; depmod's choice of our loop.ko over the kernel's; the live
-#     ebuild; app-crypt/aesloop-losetup with a real build of util-linux.
-#  4. the harness against broken copies of the ebuild (flag logic removed,
-#     a flag not in IUSE, CONFIG_CHECK gone...): each must be caught.
+#     ebuild; app-crypt/aesloop-losetup with a real build of util-linux
+#     (UL_PV of its ebuild) whose four programs are run.
+#  4. the harness against broken copies of the ebuilds (flag logic removed,
+#     a flag not in IUSE, CONFIG_CHECK gone, swapon left out, the patch
+#     dropped...): each must be caught.
 #
 # Work files: build/gentoo/.  Needs: xmllint (libxml2-utils), shellcheck,
-# git, kmod; the util-linux tarball that "make losetup" fetches.
+# git, kmod, pkg-config; the util-linux tarball that "make losetup-2.41"
+# fetches (Debian's orig tarball of the release the ebuild's UL_PV names).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +41,18 @@ harness=$top/tests/gentoo/harness.sh
 overlay=$top/ebuild
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
 tarball=$top/build/dist/aesloop-${version}.tar.gz
-ul_tarball=$top/build/util-linux/dl/util-linux_2.38.1.orig.tar.xz
+# app-crypt/aesloop-losetup's util-linux release (UL_PV), and Debian's orig
+# tarball of it where patches/build-losetup.sh fetches that series.
+losetup_ebuild=
+for e in "${overlay}"/app-crypt/aesloop-losetup/aesloop-losetup-"${version}"*.ebuild; do
+	[[ -f ${e} ]] && losetup_ebuild=${e}
+done
+ul_pv=$(sed -n 's/^UL_PV=//p' "${losetup_ebuild:-/dev/null}" | head -n 1)
+ul_tarball=
+# shellcheck source=patches/series.sh
+if [[ -n ${ul_pv} ]] && . "${top}/patches/series.sh" && ul_series "${ul_pv%.*}"; then
+	ul_tarball=${top}/${ul_build_name}/${ul_work_name}/dl/util-linux_${ul_pv}.orig.tar.xz
+fi
 dtd=${AESLOOP_GENTOO_DTD:-$top/../shared/gentoo/metadata.dtd}
 status=0
 
@@ -215,7 +231,7 @@ if [[ -n ${have_dist} ]]; then
 		stamps+=("${day} ${time}")
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
-	for f in Makefile loop/Kbuild patches/util-linux-2.38.1-aesloop.patch tools/keysetup.c README.md; do
+	for f in Makefile loop/Kbuild tools/keysetup.c README.md patches/aesloop-losetup.8; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
 	# gzip -n: no name, time 0 (bytes 4-7), FLG without FNAME (byte 3).
@@ -253,6 +269,25 @@ for p in "${packages[@]}"; do
 	fi
 	result "manifest-format/${p}" "${why[@]}"
 done
+
+# util-linux's DIST line: Debian's orig tarball of UL_PV is upstream's release
+# tarball taken unchanged, so its size and hashes are those of the file at
+# kernel.org as long as the two are byte-identical, which cannot be checked
+# from here (kernel.org is out of reach).
+if [[ -z ${ul_pv} ]]; then
+	fail manifest-util-linux "no UL_PV= in app-crypt/aesloop-losetup's ebuild"
+elif [[ ! -f ${ul_tarball} ]]; then
+	skip manifest-util-linux "no ${ul_tarball#"${top}"/} (make losetup-${ul_pv%.*} fetches it)"
+else
+	m=${overlay}/app-crypt/aesloop-losetup/Manifest
+	line=$(grep "^DIST util-linux-${ul_pv//./\\.}\.tar\.xz " "${m}")
+	expect="DIST util-linux-${ul_pv}.tar.xz $(stat -c %s "${ul_tarball}") BLAKE2B $(b2sum "${ul_tarball}" | cut -d' ' -f1) SHA512 $(sha512sum "${ul_tarball}" | cut -d' ' -f1)"
+	if [[ ${line} == "${expect}" ]]; then
+		pass manifest-util-linux
+	else
+		fail manifest-util-linux "the Manifest's line for util-linux-${ul_pv}.tar.xz is not the size, BLAKE2B and SHA512 of Debian's util-linux_${ul_pv}.orig.tar.xz (${line:0:60}...)"
+	fi
+fi
 
 # make manifest into a copy of the overlay: the harness runs against that
 # copy, so the phases below fetch (and verify) exactly what make dist made.
@@ -302,7 +337,7 @@ fi
 distdir=${work}/distfiles
 mkdir -p "${distdir}"
 [[ -n ${have_dist} ]] && ln -sf "${tarball}" "${distdir}/${tarball##*/}"
-[[ -f ${ul_tarball} ]] && ln -sf "${ul_tarball}" "${distdir}/util-linux-2.38.1.tar.xz"
+[[ -f ${ul_tarball} ]] && ln -sf "${ul_tarball}" "${distdir}/util-linux-${ul_pv}.tar.xz"
 
 kver=
 if [[ -z ${have_manifest} ]]; then
@@ -567,45 +602,141 @@ if [[ -n ${kver} ]]; then
 	EOF
 fi
 
-# app-crypt/aesloop-losetup: a real build of util-linux 2.38.1 with the patch.
-pf=aesloop-losetup-${version}
-if [[ -z ${have_manifest} ]]; then
-	skip "${pf}" "no tarball and Manifest from make dist"
-elif [[ ! -f ${ul_tarball} ]]; then
-	skip "${pf}" "no ${ul_tarball#"${top}"/} (make losetup fetches it)"
-else
-	w=${work}/${pf}
-	run_harness "${pf}" "${test_overlay}/app-crypt/aesloop-losetup/${pf}.ebuild"
-	got=$?
-	why=()
-	t=${w}/trace
-	reason=$(die_reason "${w}")
-	if [[ ${got} -ne 0 ]]; then
-		why+=("harness status ${got}${reason:+: ${reason}} (log: build/gentoo/${pf}.log)")
+# --- app-crypt/aesloop-losetup: a real build of util-linux UL_PV with the patch ---------
+
+# phases_ran WORK LAST: the run got through LAST (postinst: all the phases).
+phases_ran() {
+	grep -q "^phase_done [a-z]*_$2 " "$1/trace" 2>/dev/null
+}
+
+# check_losetup WORK [LAST]: what is wrong with a harness run of
+# app-crypt/aesloop-losetup asked to run up to LAST (default postinst).
+check_losetup() {
+	local w=$1 last=${2:-postinst} t=$1/trace
+	local -a why=()
+	local died a f line files want p out
+	[[ -s ${t} ]] || { echo "no trace"; return; }
+	died=$(die_reason "${w}")
+	[[ -n ${died} ]] && why+=("the ebuild died: ${died}")
+	for f in "util-linux-${ul_pv}.tar.xz" "${tarball##*/}"; do
+		grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
+	done
+	# aesloop's patch, from the release tarball.
+	a=$(trace_events "${t}" eapply | while read -r line; do eval "echo ${line}"; done)
+	if [[ -z ${a} ]]; then
+		why+=("no patch of aesloop's was applied")
 	else
-		for f in util-linux-2.38.1.tar.xz "${tarball##*/}"; do
-			grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
-		done
-		grep -q '^eapply .*/patches/util-linux-2.38.1-aesloop.patch$' "${t}" || why+=("the patch was not applied")
+		while read -r f; do
+			[[ ${f} == "${w}/work/aesloop-${version}/patches/"* ]] ||
+				why+=("${f} does not come from aesloop's tarball's patches/")
+		done <<<"${a}"
+	fi
+	if [[ ${last} != prepare ]]; then
 		line=$(trace_events "${t}" econf)
-		for a in --disable-all-programs --enable-losetup --enable-mount --disable-shared; do
+		for a in --disable-all-programs --enable-losetup --enable-mount --enable-swapon --disable-shared; do
 			in_words "${a}" "${line}" || why+=("econf was not given ${a}")
 		done
-		files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort | paste -sd' ' -)
-		want="/usr/bin/aesloop-mount /usr/sbin/aesloop-losetup /usr/share/man/man8/aesloop-losetup.8 /usr/share/man/man8/aesloop-mount.8"
-		[[ ${files} == "${want}" ]] || why+=("installed files are [${files}], not [${want}]")
-		for f in ${files}; do
-			[[ ${f##*/} == aesloop-* ]] || why+=("${f} could collide with sys-apps/util-linux")
-		done
-		bin=${w}/image/usr/sbin/aesloop-losetup
-		"${bin}" --help 2>&1 | grep -q -- '--encryption' || why+=("aesloop-losetup --help has no --encryption")
-		"${w}/image/usr/bin/aesloop-mount" -V 2>&1 | grep -q 'util-linux 2\.38\.1' ||
-			why+=("aesloop-mount -V does not say util-linux 2.38.1")
-		libs=$(ldd "${bin}" "${w}/image/usr/bin/aesloop-mount" | awk '/=>|ld-linux/ {print $1}' |
-			grep -v -e '^linux-vdso' -e 'ld-linux' -e '^libc\.so' -e '^libcrypto\.so' | sort -u | paste -sd' ' -)
-		[[ -z ${libs} ]] || why+=("they need more than glibc and libcrypto: ${libs}")
 	fi
+	if ! phases_ran "${w}" "${last}"; then
+		[[ -n ${died} ]] || why+=("the phases did not all run (to ${last})")
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+	[[ ${last} == postinst ]] || { printf '%s\n' "${why[@]}"; return; }
+
+	# The four programs under names of their own, one page and three .so pages.
+	files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort | paste -sd' ' -)
+	want="/usr/bin/aesloop-mount /usr/sbin/aesloop-losetup /usr/sbin/aesloop-swapoff /usr/sbin/aesloop-swapon"
+	want+=" /usr/share/man/man8/aesloop-losetup.8 /usr/share/man/man8/aesloop-mount.8"
+	want+=" /usr/share/man/man8/aesloop-swapoff.8 /usr/share/man/man8/aesloop-swapon.8"
+	[[ ${files} == "${want}" ]] || why+=("installed files are [${files}], not [${want}]")
+	for f in ${files}; do
+		[[ ${f##*/} == aesloop-* ]] || why+=("${f} could collide with sys-apps/util-linux")
+	done
+	for p in mount swapon swapoff; do
+		f=${w}/image/usr/share/man/man8/aesloop-${p}.8
+		[[ ! -f ${f} || $(cat "${f}") == '.so man8/aesloop-losetup.8' ]] ||
+			why+=("aesloop-${p}.8 is not '.so man8/aesloop-losetup.8'")
+	done
+	cmp -s "${w}/image/usr/share/man/man8/aesloop-losetup.8" "${top}/patches/aesloop-losetup.8" ||
+		why+=("aesloop-losetup.8 is not patches/aesloop-losetup.8")
+	# Each program runs, and is util-linux UL_PV's.
+	local -a bins=()
+	for f in /usr/sbin/aesloop-losetup /usr/bin/aesloop-mount /usr/sbin/aesloop-swapon /usr/sbin/aesloop-swapoff; do
+		[[ -x ${w}/image${f} ]] || continue
+		bins+=("${w}/image${f}")
+		out=$("${w}/image${f}" --version 2>&1)
+		[[ ${out} == "${f##*/} from util-linux ${ul_pv}"* ]] ||
+			why+=("${f##*/} --version says '${out:0:80}', not util-linux ${ul_pv}")
+	done
+	out=$("${w}/image/usr/sbin/aesloop-losetup" --help 2>&1)
+	[[ ${out} == *"-e, --encryption"* ]] || why+=("aesloop-losetup --help has no '-e, --encryption'")
+	if [[ ${#bins[@]} -gt 0 ]]; then
+		a=$(ldd "${bins[@]}" | awk '/=>|ld-linux/ {print $1}' |
+			grep -v -e '^linux-vdso' -e 'ld-linux' -e '^libc\.so' -e '^libcrypto\.so' | sort -u | paste -sd' ' -)
+		[[ -z ${a} ]] || why+=("they need more than glibc and libcrypto: ${a}")
+	fi
+	# The notes: the four programs, fstab and swap, the boot package, gpg.
+	out=$(trace_events "${t}" elog | while read -r a; do eval "echo ${a}"; done)
+	for a in aesloop-losetup aesloop-mount aesloop-swapon aesloop-swapoff /etc/fstab swap \
+		sys-fs/aesloop-boot "util-linux ${ul_pv}"; do
+		[[ ${out} == *"${a}"* ]] || why+=("the pkg_postinst message does not mention '${a}'")
+	done
+	grep -q '^optfeature .* app-crypt/gnupg' "${t}" || why+=("no optfeature for app-crypt/gnupg (gpgkey=)")
+	printf '%s\n' "${why[@]}"
+}
+
+# run_mutants CATEGORY/PN EBUILD CHECK USE <<<'NAME%LAST%sed program%what the failure must say'...:
+# for each line, a copy of EBUILD (in a copy of its package, so that its
+# Manifest holds) changed by the sed program, run up to LAST with USE and
+# judged by CHECK WORK LAST USE: the failure must match.
+run_mutants() {
+	local pkg=$1 ebuild=$2 check=$3 use=$4 n last expr want mo me got reason
+	while IFS='%' read -r n last expr want; do
+		[[ -z ${n} ]] && continue
+		mo=${work}/mutant-${n}
+		rm -rf "${mo}"
+		mkdir -p "${mo}/${pkg%/*}"
+		cp -r "${test_overlay}/${pkg}" "${mo}/${pkg%/*}/"
+		me=${mo}/${pkg}/${ebuild##*/}
+		sed -i "${expr}" "${me}"
+		if cmp -s "${me}" "${ebuild}" || ! bash -n "${me}" 2>/dev/null; then
+			fail "harness-catches/${n}" "the mutation (${expr}) did not apply, or broke the syntax"
+			continue
+		fi
+		run_harness "mutant-${n}-run" "${me}" -p "${last}" -u "${use}"
+		got=$?
+		reason=$("${check}" "${work}/mutant-${n}-run" "${last}" "${use}" | paste -sd';' -)
+		if [[ ${reason} =~ ${want} ]]; then
+			pass "harness-catches/${n}"
+		else
+			fail "harness-catches/${n}" "expected a failure matching /${want}/, got status ${got}: ${reason:-nothing}"
+		fi
+	done
+}
+
+pf=aesloop-losetup
+[[ -n ${losetup_ebuild} ]] && pf=${losetup_ebuild##*/} && pf=${pf%.ebuild}
+if [[ -z ${have_manifest} ]]; then
+	skip "${pf}" "no tarball and Manifest from make dist"
+elif [[ -z ${losetup_ebuild} || -z ${ul_pv} ]]; then
+	fail "${pf}" "no app-crypt/aesloop-losetup ebuild of version ${version} with a UL_PV="
+elif [[ ! -f ${ul_tarball} ]]; then
+	skip "${pf}" "no ${ul_tarball#"${top}"/} (make losetup-${ul_pv%.*} fetches it)"
+else
+	eb=${test_overlay}/app-crypt/aesloop-losetup/${losetup_ebuild##*/}
+	run_harness "${pf}" "${eb}"
+	got=$?
+	mapfile -t why < <(check_losetup "${work}/${pf}")
+	[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
+	[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${pf}.log)" "${why[@]}")
 	result "${pf}" "${why[@]}"
+
+	run_mutants app-crypt/aesloop-losetup "${eb}" check_losetup "" <<-'EOF_MUTANTS'
+		patch-dropped%prepare%s/^PATCHES=.*/PATCHES=()/%no patch of aesloop's was applied
+		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
+		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
+	EOF_MUTANTS
 fi
 
 exit "${status}"
