@@ -24,10 +24,12 @@
 #     REQUIRED_USE; CONFIG_CHECK and a built-in loop driver refused at
 #     pkg_setup; depmod's choice of our loop.ko over the kernel's; the live
 #     ebuild; app-crypt/aesloop-losetup with a real build of util-linux
-#     (UL_PV of its ebuild) whose four programs are run.
+#     (UL_PV of its ebuild) whose four programs are run; sys-fs/aesloop-boot
+#     with and without USE=dracut: its files, paths, modes and placeholders,
+#     and its generator run on a test fstab.
 #  4. the harness against broken copies of the ebuilds (flag logic removed,
 #     a flag not in IUSE, CONFIG_CHECK gone, swapon left out, the patch
-#     dropped...): each must be caught.
+#     dropped, the dracut module always installed...): each must be caught.
 #
 # Work files: build/gentoo/.  Needs: xmllint (libxml2-utils), shellcheck,
 # git, kmod, pkg-config; the util-linux tarball that "make losetup-2.41"
@@ -231,7 +233,8 @@ if [[ -n ${have_dist} ]]; then
 		stamps+=("${day} ${time}")
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
-	for f in Makefile loop/Kbuild tools/keysetup.c README.md patches/aesloop-losetup.8; do
+	for f in Makefile loop/Kbuild tools/keysetup.c README.md patches/aesloop-losetup.8 \
+		boot/aesloop-functions boot/systemd/aesloop-fstab-generator boot/dracut/90aesloop/module-setup.sh; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
 	# gzip -n: no name, time 0 (bytes 4-7), FLG without FNAME (byte 3).
@@ -736,6 +739,155 @@ else
 		patch-dropped%prepare%s/^PATCHES=.*/PATCHES=()/%no patch of aesloop's was applied
 		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
 		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
+	EOF_MUTANTS
+fi
+
+# --- sys-fs/aesloop-boot: the boot integration, installed into the image ----------------
+
+# The generator folder as systemd.eclass finds it: systemd's pkg-config file,
+# else its fallback.
+if pkg-config --exists systemd 2>/dev/null; then
+	generator_dir=$(pkg-config --variable=systemdsystemgeneratordir systemd)
+else
+	generator_dir=/lib/systemd/system-generators
+fi
+# Where app-crypt/aesloop-losetup installs aesloop-losetup (checked above).
+boot_losetup=/usr/sbin/aesloop-losetup
+boot_libdir=/usr/lib/aesloop
+
+# boot_source FILE: the file of boot/ an installed file of aesloop-boot is made of.
+boot_source() {
+	case $1 in
+		"${boot_libdir}"/*) echo "boot/${1##*/}" ;;
+		*/aesloop-fstab-generator) echo boot/systemd/aesloop-fstab-generator ;;
+		/usr/lib/dracut/modules.d/90aesloop/*) echo "boot/dracut/90aesloop/${1##*/}" ;;
+	esac
+}
+
+# check_boot WORK [LAST [USE]]: what is wrong with a harness run of
+# sys-fs/aesloop-boot asked to run up to LAST (default postinst).
+check_boot() {
+	local w=$1 last=${2:-postinst} t=$1/trace
+	local -a why=()
+	local died a f src use deps files want mode out dracut=''
+	[[ -s ${t} ]] || { echo "no trace"; return; }
+	died=$(die_reason "${w}")
+	[[ -n ${died} ]] && why+=("the ebuild died: ${died}")
+	use=$(trace_events "${t}" meta | awk '$1 == "USE"' | { read -r _ v; eval "echo ${v:-}"; })
+	in_words dracut "${use}" && dracut=1
+	# What it needs at run time: the programs, the module, systemd, and dracut
+	# for the dracut module.
+	deps=$(trace_events "${t}" meta | awk '$1 == "RDEPEND_ACTIVE"' | { read -r _ v; eval "echo ${v:-}"; })
+	for a in app-crypt/aesloop-losetup sys-fs/aesloop sys-apps/systemd; do
+		in_words "${a}" "${deps}" || why+=("RDEPEND lacks ${a}")
+	done
+	if [[ -n ${dracut} ]]; then
+		in_words sys-kernel/dracut "${deps}" || why+=("RDEPEND lacks sys-kernel/dracut with USE=dracut")
+	else
+		in_words sys-kernel/dracut "${deps}" && why+=("RDEPEND has sys-kernel/dracut without USE=dracut")
+	fi
+	if [[ ${last} == none ]]; then
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+	grep -q "^fetch_verified ${tarball##*/} " "${t}" || why+=("${tarball##*/} was not verified against the Manifest")
+	if ! phases_ran "${w}" "${last}"; then
+		[[ -n ${died} ]] || why+=("the phases did not all run (to ${last})")
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+
+	# The files, where systemd, dracut and the boot scripts look for them.
+	files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort)
+	local -a wanted=("${boot_libdir}"/{aesloop-fstab-setup,aesloop-functions,aesloop-root-config,aesloop-root-setup}
+		"${generator_dir}/aesloop-fstab-generator")
+	[[ -n ${dracut} ]] && wanted+=(/usr/lib/dracut/modules.d/90aesloop/{aesloop-root.service,module-setup.sh})
+	want=$(printf '%s\n' "${wanted[@]}" | sort)
+	[[ ${files} == "${want}" ]] ||
+		why+=("installed files are [$(echo "${files}" | paste -sd' ' -)], not [$(echo "${want}" | paste -sd' ' -)] (generator folder from systemd's pkg-config: ${generator_dir})")
+	for f in ${files}; do
+		# Each is its boot/ file with make install-boot's placeholders filled
+		# in: the helpers' folder and the patched losetup's path.
+		src=$(boot_source "${f}")
+		if [[ -z ${src} ]]; then
+			why+=("${f} is no file of boot/")
+			continue
+		fi
+		grep -q '@[A-Z]*@' "${w}/image${f}" &&
+			why+=("${f} still has a placeholder: $(grep -o -m 1 '@[A-Z]*@' "${w}/image${f}")")
+		sed -e "s|@LIBDIR@|${boot_libdir}|g" -e "s|@LOSETUP@|${boot_losetup}|g" "${src}" |
+			cmp -s - "${w}/image${f}" ||
+			why+=("${f} is not ${src} with ${boot_libdir} and ${boot_losetup} filled in")
+		mode=0755
+		[[ ${f} == */aesloop-functions || ${f} == *.service ]] && mode=0644
+		a=$(stat -c %a "${w}/image${f}")
+		[[ 0${a} == "${mode}" ]] || why+=("${f} has mode ${a}, not ${mode#0}")
+	done
+
+	# The installed generator, run on a test fstab: its units run the
+	# installed aesloop-fstab-setup.
+	local gen=${w}/image${generator_dir}/aesloop-fstab-generator units=${w}/units
+	if [[ -x ${gen} ]]; then
+		rm -rf "${units}"
+		mkdir -p "${units}"
+		printf '%s\n' 'PARTLABEL=data /mnt/data ext4 loop=/dev/loop5,encryption=AES128 0 2' \
+			'PARTUUID=0a1b-02 none swap sw,loop=/dev/loop6,encryption=AES128,phash=random 0 0' >"${w}/fstab"
+		if ! out=$(SYSTEMD_FSTAB=${w}/fstab AESLOOP_FUNCTIONS=${w}/image${boot_libdir}/aesloop-functions \
+			"${gen}" "${units}" "${units}" "${units}" 2>&1); then
+			why+=("the installed generator failed: ${out:0:120}")
+		else
+			for a in aesloop-loop5.service aesloop-loop6.service dev-loop6.swap; do
+				[[ -f ${units}/${a} ]] || why+=("the installed generator made no ${a}")
+			done
+			a=$(sed -n 's/^ExecStart=\([^ ]*\) start \/dev\/loop5$/\1/p' "${units}/aesloop-loop5.service" 2>/dev/null)
+			if [[ -z ${a} ]]; then
+				why+=("aesloop-loop5.service has no ExecStart=... start /dev/loop5")
+			elif [[ ! -x ${w}/image${a} ]]; then
+				why+=("aesloop-loop5.service runs ${a}, which the package does not install")
+			fi
+		fi
+	fi
+
+	# The notes: fstab lines, swap, the root with dracut.
+	out=$(trace_events "${t}" elog | while read -r a; do eval "echo ${a}"; done)
+	for a in /etc/fstab swap 'systemctl daemon-reload' ${dracut:+'dracut --force'}; do
+		[[ ${out} == *"${a}"* ]] || why+=("the pkg_postinst message does not mention '${a}'")
+	done
+	[[ -z ${dracut} && ${out} == *'dracut --force'* ]] &&
+		why+=("the pkg_postinst message tells to run dracut without USE=dracut")
+	grep -q '^optfeature .* app-crypt/gnupg' "${t}" || why+=("no optfeature for app-crypt/gnupg (gpgkey=)")
+	printf '%s\n' "${why[@]}"
+}
+
+boot_ebuild=${test_overlay}/sys-fs/aesloop-boot/aesloop-boot-${version}.ebuild
+if [[ -z ${have_manifest} ]]; then
+	skip "aesloop-boot-${version}" "no tarball and Manifest from make dist"
+elif [[ ! -f ${boot_ebuild} ]]; then
+	fail "aesloop-boot-${version}" "no sys-fs/aesloop-boot/aesloop-boot-${version}.ebuild"
+else
+	for use in "" "-dracut"; do
+		name=aesloop-boot-${version}[${use:-dracut}]
+		w=boot${use}
+		run_harness "${w}" "${boot_ebuild}" -u "${use}"
+		got=$?
+		mapfile -t why < <(check_boot "${work}/${w}")
+		[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
+		[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${w}.log)" "${why[@]}")
+		result "${name}" "${why[@]}"
+	done
+
+	# NAME%LAST%sed program%what the failure must say; all with USE=-dracut
+	# but dracut-rdepend-missing.
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot -dracut <<-'EOF_MUTANTS'
+		dracut-module-always%postinst%s/^\tif use dracut; then/\tif true; then/%installed files are .*90aesloop
+		generator-dir-fixed%postinst%s|exeinto "$(systemd_get_systemgeneratordir)"|exeinto /etc/systemd/system-generators|%installed files are .*/etc/systemd/system-generators
+		losetup-placeholder-left%postinst%/-e "s|@LOSETUP@|/d%still has a placeholder: @LOSETUP@
+		losetup-path-wrong%postinst%s|^AESLOOP_LOSETUP=.*|AESLOOP_LOSETUP=/sbin/aesloop-losetup|%aesloop-fstab-setup is not boot/aesloop-fstab-setup with
+		libdir-wrong%postinst%s|^AESLOOP_LIBDIR=.*|AESLOOP_LIBDIR=/usr/libexec/aesloop|%installed files are .*libexec
+		systemd-rdepend-missing%none%/^\tsys-apps\/systemd$/d%RDEPEND lacks sys-apps/systemd
+	EOF_MUTANTS
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot dracut <<-'EOF_MUTANTS'
+		dracut-rdepend-missing%none%/dracut? ( sys-kernel\/dracut )/d%RDEPEND lacks sys-kernel/dracut
 	EOF_MUTANTS
 fi
 
