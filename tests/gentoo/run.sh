@@ -689,14 +689,19 @@ check_losetup() {
 	printf '%s\n' "${why[@]}"
 }
 
-# run_mutants CATEGORY/PN EBUILD CHECK USE <<<'NAME%LAST%sed program%what the failure must say'...:
+# run_mutants CATEGORY/PN EBUILD CHECK USE BASELINE <<<'NAME%LAST%sed program%what the failure must say'...:
 # for each line, a copy of EBUILD (in a copy of its package, so that its
 # Manifest holds) changed by the sed program, run up to LAST with USE and
-# judged by CHECK WORK LAST USE: the failure must match.
+# judged by CHECK WORK LAST USE: the failure must match.  Skipped unless
+# BASELINE (the unchanged ebuild passed): a failure then proves nothing.
 run_mutants() {
-	local pkg=$1 ebuild=$2 check=$3 use=$4 n last expr want mo me got reason
+	local pkg=$1 ebuild=$2 check=$3 use=$4 baseline=$5 n last expr want mo me got reason
 	while IFS='%' read -r n last expr want; do
 		[[ -z ${n} ]] && continue
+		if [[ -z ${baseline} ]]; then
+			skip "harness-catches/${n}" "the unchanged ${pkg} ebuild fails already"
+			continue
+		fi
 		mo=${work}/mutant-${n}
 		rm -rf "${mo}"
 		mkdir -p "${mo}/${pkg%/*}"
@@ -734,8 +739,10 @@ else
 	[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
 	[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${pf}.log)" "${why[@]}")
 	result "${pf}" "${why[@]}"
+	baseline=
+	[[ ${#why[@]} -eq 0 ]] && baseline=1
 
-	run_mutants app-crypt/aesloop-losetup "${eb}" check_losetup "" <<-'EOF_MUTANTS'
+	run_mutants app-crypt/aesloop-losetup "${eb}" check_losetup "" "${baseline}" <<-'EOF_MUTANTS'
 		patch-dropped%prepare%s/^PATCHES=.*/PATCHES=()/%no patch of aesloop's was applied
 		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
 		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
@@ -865,6 +872,7 @@ if [[ -z ${have_manifest} ]]; then
 elif [[ ! -f ${boot_ebuild} ]]; then
 	fail "aesloop-boot-${version}" "no sys-fs/aesloop-boot/aesloop-boot-${version}.ebuild"
 else
+	baseline=1
 	for use in "" "-dracut"; do
 		name=aesloop-boot-${version}[${use:-dracut}]
 		w=boot${use}
@@ -874,11 +882,12 @@ else
 		[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
 		[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${w}.log)" "${why[@]}")
 		result "${name}" "${why[@]}"
+		[[ ${#why[@]} -eq 0 ]] || baseline=
 	done
 
 	# NAME%LAST%sed program%what the failure must say; all with USE=-dracut
 	# but dracut-rdepend-missing.
-	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot -dracut <<-'EOF_MUTANTS'
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot -dracut "${baseline}" <<-'EOF_MUTANTS'
 		dracut-module-always%postinst%s/^\tif use dracut; then/\tif true; then/%installed files are .*90aesloop
 		generator-dir-fixed%postinst%s|exeinto "$(systemd_get_systemgeneratordir)"|exeinto /etc/systemd/system-generators|%installed files are .*/etc/systemd/system-generators
 		losetup-placeholder-left%postinst%/-e "s|@LOSETUP@|/d%still has a placeholder: @LOSETUP@
@@ -886,7 +895,7 @@ else
 		libdir-wrong%postinst%s|^AESLOOP_LIBDIR=.*|AESLOOP_LIBDIR=/usr/libexec/aesloop|%installed files are .*libexec
 		systemd-rdepend-missing%none%/^\tsys-apps\/systemd$/d%RDEPEND lacks sys-apps/systemd
 	EOF_MUTANTS
-	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot dracut <<-'EOF_MUTANTS'
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot dracut "${baseline}" <<-'EOF_MUTANTS'
 		dracut-rdepend-missing%none%/dracut? ( sys-kernel\/dracut )/d%RDEPEND lacks sys-kernel/dracut
 	EOF_MUTANTS
 fi
