@@ -368,13 +368,15 @@ dist:
 	rm -rf $(BUILD)/dist/tree $(BUILD)/dist/head.tar
 
 # The DIST line of that tarball, written into the Manifest of every package of
-# the overlay (OVERLAY=DIR: another copy of it) that has a $(VERSION) ebuild;
-# the Manifests' other DIST lines (util-linux's) are kept.
+# the overlay (OVERLAY=DIR: another copy of it) that has a $(VERSION) ebuild
+# (or a revision of one, $(VERSION)-rN); the Manifests' other DIST lines
+# (util-linux's) are kept.
 manifest: dist
 	@set -e; f=$(BUILD)/dist/aesloop-$(VERSION).tar.gz; n=$${f##*/}; \
 	line="DIST $$n $$(stat -c %s $$f) BLAKE2B $$(b2sum $$f | cut -d' ' -f1)"; \
 	line="$$line SHA512 $$(sha512sum $$f | cut -d' ' -f1)"; \
-	for e in $(or $(OVERLAY),ebuild)/*/*/*-$(VERSION).ebuild; do \
+	for e in $(or $(OVERLAY),ebuild)/*/*/*-$(VERSION).ebuild \
+		$(or $(OVERLAY),ebuild)/*/*/*-$(VERSION)-r[0-9]*.ebuild; do \
 		[ -f "$$e" ] || continue; m=$${e%/*}/Manifest; \
 		{ grep -v "^DIST $$n " "$$m" 2>/dev/null || true; echo "$$line"; } | \
 			LC_ALL=C sort >"$$m.new"; \

@@ -126,7 +126,7 @@ unset CC CXX CPP LD AR NM RANLIB STRIP OBJCOPY OBJDUMP READELF PKG_CONFIG KERNEL
 [[ -n ${opt_kdir} ]] && KERNEL_DIR=${opt_kdir}
 [[ -n ${opt_kver} ]] && KV_FULL=${opt_kver}
 INHERITED=
-E_IUSE='' E_REQUIRED_USE='' E_PROPERTIES='' E_RESTRICT=''
+E_IUSE='' E_REQUIRED_USE='' E_PROPERTIES='' E_RESTRICT='' E_DEPEND='' E_RDEPEND='' E_BDEPEND=''
 
 # shellcheck source=pms.sh
 source "${here}/pms.sh"
@@ -192,6 +192,9 @@ __h_event meta PROPERTIES "${PROPERTIES-} ${E_PROPERTIES}"
 __h_event meta LICENSE "${LICENSE}"
 __h_event meta SLOT "${SLOT}"
 __h_event meta CONFIG_CHECK "${CONFIG_CHECK-}"
+__h_event meta DEPEND "${DEPEND-} ${E_DEPEND}"
+__h_event meta RDEPEND "${RDEPEND-} ${E_RDEPEND}"
+__h_event meta BDEPEND "${BDEPEND-} ${E_BDEPEND}"
 __h_event meta INHERITED "${INHERITED}"
 
 # --- REQUIRED_USE and SRC_URI: PMS dependency-specification syntax -----------------
@@ -316,6 +319,46 @@ while [[ ${i} -lt ${#tok[@]} ]]; do
 done
 A=${A# }
 __h_event meta A "${A}"
+
+# The dependencies in force for this USE: flag? groups honoured (a flag not
+# in IUSE is an error, as for Portage), || ( ) groups kept whole.
+# __h_active_deps "DEPSPEC": the atoms into __h_deps, blank-separated.
+__h_active_deps() {
+	local -a tok
+	local t skip=0 depth=0 i=0
+	local -A closes=()
+	__h_deps=
+	# shellcheck disable=SC2206 # split on white space, as PMS does
+	tok=( $1 )
+	while [[ ${i} -lt ${#tok[@]} ]]; do
+		t=${tok[i]}
+		case ${t} in
+			*'?')
+				i=$((i + 1))
+				[[ ${tok[i]-} == '(' ]] || die "dependency string: '(' expected after ${t}"
+				depth=$((depth + 1))
+				if ((skip == 0)) && ! __h_flag_on "${t%'?'}"; then
+					skip=${depth}
+					closes[${depth}]=1
+				fi
+				;;
+			'(') depth=$((depth + 1)) ;;
+			')')
+				[[ -n ${closes[${depth}]-} ]] && { skip=0; unset "closes[${depth}]"; }
+				depth=$((depth - 1))
+				;;
+			'||') ;;
+			*) ((skip == 0)) && __h_deps+=" ${t}" ;;
+		esac
+		i=$((i + 1))
+	done
+	__h_deps=${__h_deps# }
+}
+for v in DEPEND RDEPEND BDEPEND; do
+	acc=E_${v}
+	__h_active_deps "${!v-} ${!acc}"
+	__h_event meta "${v}_ACTIVE" "${__h_deps}"
+done
 
 [[ ${opt_last} == none ]] && exit 0
 

@@ -238,6 +238,23 @@ newman() {
 	__h_install 0644 "/usr/share/man/man${s}" "$1" "$2" || __h_fail "newman $1 $2 failed"
 }
 
+# exeinto DIR, doexe FILE..., newexe FILE NAME: executables (mode 0755) into
+# DIR (default /).
+EXEDESTTREE=/
+
+exeinto() { EXEDESTTREE=${1:-/}; }
+
+doexe() {
+	local f
+	[[ $# -gt 0 ]] || die "doexe: no files"
+	for f; do __h_install 0755 "${EXEDESTTREE}" "${f}" || __h_fail "doexe ${f} failed" || return; done
+}
+
+newexe() {
+	[[ $# -eq 2 ]] || die "newexe takes two arguments"
+	__h_install 0755 "${EXEDESTTREE}" "$1" "$2" || __h_fail "newexe $1 $2 failed"
+}
+
 dodir() {
 	local d
 	for d; do mkdir -p "${ED%/}/${d#/}" || __h_fail "dodir ${d} failed" || return; done
@@ -246,6 +263,13 @@ dodir() {
 # dostrip -x PATH...: the package manager must not strip these (EAPI 7+).
 dostrip() {
 	__h_event dostrip "$@"
+}
+
+# has_version ATOM: true when ATOM is installed in ROOT.  The harness's ROOT
+# holds no installed packages (there is no Gentoo package database here).
+has_version() {
+	__h_event has_version "$@"
+	return 1
 }
 
 # --- build helpers -----------------------------------------------------------

@@ -16,17 +16,24 @@
 #     DIST line for each distfile of SRC_URI and nothing else; "make manifest"
 #     into a copy of the overlay writes the tarball's true size, BLAKE2B and
 #     SHA512; the committed Manifests are compared with that copy.
+#     app-crypt/aesloop-losetup's util-linux DIST line is that of Debian's
+#     orig tarball of the same release (upstream's tarball, taken unchanged).
 #  3. tests/gentoo/harness.sh runs the ebuilds' phases, with the copy's
 #     Manifests, against Debian's 6.1 kernel tree (tests/vm/kernel.sh):
 #     sys-fs/aesloop for several USE sets, with a real kbuild of loop.ko;
 #     REQUIRED_USE; CONFIG_CHECK and a built-in loop driver refused at
 #     pkg_setup; depmod's choice of our loop.ko over the kernel's; the live
-#     ebuild; app-crypt/aesloop-losetup with a real build of util-linux.
-#  4. the harness against broken copies of the ebuild (flag logic removed,
-#     a flag not in IUSE, CONFIG_CHECK gone...): each must be caught.
+#     ebuild; app-crypt/aesloop-losetup with a real build of util-linux
+#     (UL_PV of its ebuild) whose four programs are run; sys-fs/aesloop-boot
+#     with and without USE=dracut: its files, paths, modes and placeholders,
+#     and its generator run on a test fstab.
+#  4. the harness against broken copies of the ebuilds (flag logic removed,
+#     a flag not in IUSE, CONFIG_CHECK gone, swapon left out, the patch
+#     dropped, the dracut module always installed...): each must be caught.
 #
 # Work files: build/gentoo/.  Needs: xmllint (libxml2-utils), shellcheck,
-# git, kmod; the util-linux tarball that "make losetup" fetches.
+# git, kmod, pkg-config; the util-linux tarball that "make losetup-2.41"
+# fetches (Debian's orig tarball of the release the ebuild's UL_PV names).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,7 +43,18 @@ harness=$top/tests/gentoo/harness.sh
 overlay=$top/ebuild
 version=$(sed -n 's/^VERSION *:= *//p' Makefile)
 tarball=$top/build/dist/aesloop-${version}.tar.gz
-ul_tarball=$top/build/util-linux/dl/util-linux_2.38.1.orig.tar.xz
+# app-crypt/aesloop-losetup's util-linux release (UL_PV), and Debian's orig
+# tarball of it where patches/build-losetup.sh fetches that series.
+losetup_ebuild=
+for e in "${overlay}"/app-crypt/aesloop-losetup/aesloop-losetup-"${version}"*.ebuild; do
+	[[ -f ${e} ]] && losetup_ebuild=${e}
+done
+ul_pv=$(sed -n 's/^UL_PV=//p' "${losetup_ebuild:-/dev/null}" | head -n 1)
+ul_tarball=
+# shellcheck source=patches/series.sh
+if [[ -n ${ul_pv} ]] && . "${top}/patches/series.sh" && ul_series "${ul_pv%.*}"; then
+	ul_tarball=${top}/${ul_build_name}/${ul_work_name}/dl/util-linux_${ul_pv}.orig.tar.xz
+fi
 dtd=${AESLOOP_GENTOO_DTD:-$top/../shared/gentoo/metadata.dtd}
 TAP_PREFIX=gentoo/
 # shellcheck source=tests/tap.sh
@@ -210,7 +228,8 @@ if [[ -n ${have_dist} ]]; then
 		stamps+=("${day} ${time}")
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
-	for f in Makefile loop/Kbuild patches/util-linux-2.38.1-aesloop.patch tools/keysetup.c README.md; do
+	for f in Makefile loop/Kbuild tools/keysetup.c README.md patches/aesloop-losetup.8 \
+		boot/aesloop-functions boot/systemd/aesloop-fstab-generator boot/dracut/90aesloop/module-setup.sh; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
 	# gzip -n: no name, time 0 (bytes 4-7), FLG without FNAME (byte 3).
@@ -248,6 +267,25 @@ for p in "${packages[@]}"; do
 	fi
 	result "manifest-format/${p}" "${why[@]}"
 done
+
+# util-linux's DIST line: Debian's orig tarball of UL_PV is upstream's release
+# tarball taken unchanged, so its size and hashes are those of the file at
+# kernel.org as long as the two are byte-identical, which cannot be checked
+# from here (kernel.org is out of reach).
+if [[ -z ${ul_pv} ]]; then
+	fail manifest-util-linux "no UL_PV= in app-crypt/aesloop-losetup's ebuild"
+elif [[ ! -f ${ul_tarball} ]]; then
+	skip manifest-util-linux "no ${ul_tarball#"${top}"/} (make losetup-${ul_pv%.*} fetches it)"
+else
+	m=${overlay}/app-crypt/aesloop-losetup/Manifest
+	line=$(grep "^DIST util-linux-${ul_pv//./\\.}\.tar\.xz " "${m}")
+	expect="DIST util-linux-${ul_pv}.tar.xz $(stat -c %s "${ul_tarball}") BLAKE2B $(b2sum "${ul_tarball}" | cut -d' ' -f1) SHA512 $(sha512sum "${ul_tarball}" | cut -d' ' -f1)"
+	if [[ ${line} == "${expect}" ]]; then
+		pass manifest-util-linux
+	else
+		fail manifest-util-linux "the Manifest's line for util-linux-${ul_pv}.tar.xz is not the size, BLAKE2B and SHA512 of Debian's util-linux_${ul_pv}.orig.tar.xz (${line:0:60}...)"
+	fi
+fi
 
 # make manifest into a copy of the overlay: the harness runs against that
 # copy, so the phases below fetch (and verify) exactly what make dist made.
@@ -297,7 +335,7 @@ fi
 distdir=${work}/distfiles
 mkdir -p "${distdir}"
 [[ -n ${have_dist} ]] && ln -sf "${tarball}" "${distdir}/${tarball##*/}"
-[[ -f ${ul_tarball} ]] && ln -sf "${ul_tarball}" "${distdir}/util-linux-2.38.1.tar.xz"
+[[ -f ${ul_tarball} ]] && ln -sf "${ul_tarball}" "${distdir}/util-linux-${ul_pv}.tar.xz"
 
 kver=
 if [[ -z ${have_manifest} ]]; then
@@ -562,45 +600,299 @@ if [[ -n ${kver} ]]; then
 	EOF
 fi
 
-# app-crypt/aesloop-losetup: a real build of util-linux 2.38.1 with the patch.
-pf=aesloop-losetup-${version}
-if [[ -z ${have_manifest} ]]; then
-	skip "${pf}" "no tarball and Manifest from make dist"
-elif [[ ! -f ${ul_tarball} ]]; then
-	skip "${pf}" "no ${ul_tarball#"${top}"/} (make losetup fetches it)"
-else
-	w=${work}/${pf}
-	run_harness "${pf}" "${test_overlay}/app-crypt/aesloop-losetup/${pf}.ebuild"
-	got=$?
-	why=()
-	t=${w}/trace
-	reason=$(die_reason "${w}")
-	if [[ ${got} -ne 0 ]]; then
-		why+=("harness status ${got}${reason:+: ${reason}} (log: build/gentoo/${pf}.log)")
+# --- app-crypt/aesloop-losetup: a real build of util-linux UL_PV with the patch ---------
+
+# phases_ran WORK LAST: the run got through LAST (postinst: all the phases).
+phases_ran() {
+	grep -q "^phase_done [a-z]*_$2 " "$1/trace" 2>/dev/null
+}
+
+# check_losetup WORK [LAST]: what is wrong with a harness run of
+# app-crypt/aesloop-losetup asked to run up to LAST (default postinst).
+check_losetup() {
+	local w=$1 last=${2:-postinst} t=$1/trace
+	local -a why=()
+	local died a f line files want p out
+	[[ -s ${t} ]] || { echo "no trace"; return; }
+	died=$(die_reason "${w}")
+	[[ -n ${died} ]] && why+=("the ebuild died: ${died}")
+	for f in "util-linux-${ul_pv}.tar.xz" "${tarball##*/}"; do
+		grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
+	done
+	# aesloop's patch, from the release tarball.
+	a=$(trace_events "${t}" eapply | while read -r line; do eval "echo ${line}"; done)
+	if [[ -z ${a} ]]; then
+		why+=("no patch of aesloop's was applied")
 	else
-		for f in util-linux-2.38.1.tar.xz "${tarball##*/}"; do
-			grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
-		done
-		grep -q '^eapply .*/patches/util-linux-2.38.1-aesloop.patch$' "${t}" || why+=("the patch was not applied")
+		while read -r f; do
+			[[ ${f} == "${w}/work/aesloop-${version}/patches/"* ]] ||
+				why+=("${f} does not come from aesloop's tarball's patches/")
+		done <<<"${a}"
+	fi
+	if [[ ${last} != prepare ]]; then
 		line=$(trace_events "${t}" econf)
-		for a in --disable-all-programs --enable-losetup --enable-mount --disable-shared; do
+		for a in --disable-all-programs --enable-losetup --enable-mount --enable-swapon --disable-shared; do
 			in_words "${a}" "${line}" || why+=("econf was not given ${a}")
 		done
-		files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort | paste -sd' ' -)
-		want="/usr/bin/aesloop-mount /usr/sbin/aesloop-losetup /usr/share/man/man8/aesloop-losetup.8 /usr/share/man/man8/aesloop-mount.8"
-		[[ ${files} == "${want}" ]] || why+=("installed files are [${files}], not [${want}]")
-		for f in ${files}; do
-			[[ ${f##*/} == aesloop-* ]] || why+=("${f} could collide with sys-apps/util-linux")
-		done
-		bin=${w}/image/usr/sbin/aesloop-losetup
-		"${bin}" --help 2>&1 | grep -q -- '--encryption' || why+=("aesloop-losetup --help has no --encryption")
-		"${w}/image/usr/bin/aesloop-mount" -V 2>&1 | grep -q 'util-linux 2\.38\.1' ||
-			why+=("aesloop-mount -V does not say util-linux 2.38.1")
-		libs=$(ldd "${bin}" "${w}/image/usr/bin/aesloop-mount" | awk '/=>|ld-linux/ {print $1}' |
-			grep -v -e '^linux-vdso' -e 'ld-linux' -e '^libc\.so' -e '^libcrypto\.so' | sort -u | paste -sd' ' -)
-		[[ -z ${libs} ]] || why+=("they need more than glibc and libcrypto: ${libs}")
 	fi
+	if ! phases_ran "${w}" "${last}"; then
+		[[ -n ${died} ]] || why+=("the phases did not all run (to ${last})")
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+	[[ ${last} == postinst ]] || { printf '%s\n' "${why[@]}"; return; }
+
+	# The four programs under names of their own, one page and three .so pages.
+	files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort | paste -sd' ' -)
+	want="/usr/bin/aesloop-mount /usr/sbin/aesloop-losetup /usr/sbin/aesloop-swapoff /usr/sbin/aesloop-swapon"
+	want+=" /usr/share/man/man8/aesloop-losetup.8 /usr/share/man/man8/aesloop-mount.8"
+	want+=" /usr/share/man/man8/aesloop-swapoff.8 /usr/share/man/man8/aesloop-swapon.8"
+	[[ ${files} == "${want}" ]] || why+=("installed files are [${files}], not [${want}]")
+	for f in ${files}; do
+		[[ ${f##*/} == aesloop-* ]] || why+=("${f} could collide with sys-apps/util-linux")
+	done
+	for p in mount swapon swapoff; do
+		f=${w}/image/usr/share/man/man8/aesloop-${p}.8
+		[[ ! -f ${f} || $(cat "${f}") == '.so man8/aesloop-losetup.8' ]] ||
+			why+=("aesloop-${p}.8 is not '.so man8/aesloop-losetup.8'")
+	done
+	cmp -s "${w}/image/usr/share/man/man8/aesloop-losetup.8" "${top}/patches/aesloop-losetup.8" ||
+		why+=("aesloop-losetup.8 is not patches/aesloop-losetup.8")
+	# Each program runs, and is util-linux UL_PV's.
+	local -a bins=()
+	for f in /usr/sbin/aesloop-losetup /usr/bin/aesloop-mount /usr/sbin/aesloop-swapon /usr/sbin/aesloop-swapoff; do
+		[[ -x ${w}/image${f} ]] || continue
+		bins+=("${w}/image${f}")
+		out=$("${w}/image${f}" --version 2>&1)
+		[[ ${out} == "${f##*/} from util-linux ${ul_pv}"* ]] ||
+			why+=("${f##*/} --version says '${out:0:80}', not util-linux ${ul_pv}")
+	done
+	out=$("${w}/image/usr/sbin/aesloop-losetup" --help 2>&1)
+	[[ ${out} == *"-e, --encryption"* ]] || why+=("aesloop-losetup --help has no '-e, --encryption'")
+	if [[ ${#bins[@]} -gt 0 ]]; then
+		a=$(ldd "${bins[@]}" | awk '/=>|ld-linux/ {print $1}' |
+			grep -v -e '^linux-vdso' -e 'ld-linux' -e '^libc\.so' -e '^libcrypto\.so' | sort -u | paste -sd' ' -)
+		[[ -z ${a} ]] || why+=("they need more than glibc and libcrypto: ${a}")
+	fi
+	# The notes: the four programs, fstab and swap, the boot package, gpg.
+	out=$(trace_events "${t}" elog | while read -r a; do eval "echo ${a}"; done)
+	for a in aesloop-losetup aesloop-mount aesloop-swapon aesloop-swapoff /etc/fstab swap \
+		sys-fs/aesloop-boot "util-linux ${ul_pv}"; do
+		[[ ${out} == *"${a}"* ]] || why+=("the pkg_postinst message does not mention '${a}'")
+	done
+	grep -q '^optfeature .* app-crypt/gnupg' "${t}" || why+=("no optfeature for app-crypt/gnupg (gpgkey=)")
+	printf '%s\n' "${why[@]}"
+}
+
+# run_mutants CATEGORY/PN EBUILD CHECK USE BASELINE <<<'NAME%LAST%sed program%what the failure must say'...:
+# for each line, a copy of EBUILD (in a copy of its package, so that its
+# Manifest holds) changed by the sed program, run up to LAST with USE and
+# judged by CHECK WORK LAST USE: the failure must match.  Skipped unless
+# BASELINE (the unchanged ebuild passed): a failure then proves nothing.
+run_mutants() {
+	local pkg=$1 ebuild=$2 check=$3 use=$4 baseline=$5 n last expr want mo me got reason
+	while IFS='%' read -r n last expr want; do
+		[[ -z ${n} ]] && continue
+		if [[ -z ${baseline} ]]; then
+			skip "harness-catches/${n}" "the unchanged ${pkg} ebuild fails already"
+			continue
+		fi
+		mo=${work}/mutant-${n}
+		rm -rf "${mo}"
+		mkdir -p "${mo}/${pkg%/*}"
+		cp -r "${test_overlay}/${pkg}" "${mo}/${pkg%/*}/"
+		me=${mo}/${pkg}/${ebuild##*/}
+		sed -i "${expr}" "${me}"
+		if cmp -s "${me}" "${ebuild}" || ! bash -n "${me}" 2>/dev/null; then
+			fail "harness-catches/${n}" "the mutation (${expr}) did not apply, or broke the syntax"
+			continue
+		fi
+		run_harness "mutant-${n}-run" "${me}" -p "${last}" -u "${use}"
+		got=$?
+		reason=$("${check}" "${work}/mutant-${n}-run" "${last}" "${use}" | paste -sd';' -)
+		if [[ ${reason} =~ ${want} ]]; then
+			pass "harness-catches/${n}"
+		else
+			fail "harness-catches/${n}" "expected a failure matching /${want}/, got status ${got}: ${reason:-nothing}"
+		fi
+	done
+}
+
+pf=aesloop-losetup
+[[ -n ${losetup_ebuild} ]] && pf=${losetup_ebuild##*/} && pf=${pf%.ebuild}
+if [[ -z ${have_manifest} ]]; then
+	skip "${pf}" "no tarball and Manifest from make dist"
+elif [[ -z ${losetup_ebuild} || -z ${ul_pv} ]]; then
+	fail "${pf}" "no app-crypt/aesloop-losetup ebuild of version ${version} with a UL_PV="
+elif [[ ! -f ${ul_tarball} ]]; then
+	skip "${pf}" "no ${ul_tarball#"${top}"/} (make losetup-${ul_pv%.*} fetches it)"
+else
+	eb=${test_overlay}/app-crypt/aesloop-losetup/${losetup_ebuild##*/}
+	run_harness "${pf}" "${eb}"
+	got=$?
+	mapfile -t why < <(check_losetup "${work}/${pf}")
+	[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
+	[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${pf}.log)" "${why[@]}")
 	result "${pf}" "${why[@]}"
+	baseline=
+	[[ ${#why[@]} -eq 0 ]] && baseline=1
+
+	run_mutants app-crypt/aesloop-losetup "${eb}" check_losetup "" "${baseline}" <<-'EOF_MUTANTS'
+		patch-dropped%prepare%s/^PATCHES=.*/PATCHES=()/%no patch of aesloop's was applied
+		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
+		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
+	EOF_MUTANTS
+fi
+
+# --- sys-fs/aesloop-boot: the boot integration, installed into the image ----------------
+
+# The generator folder as systemd.eclass finds it: systemd's pkg-config file,
+# else its fallback.
+if pkg-config --exists systemd 2>/dev/null; then
+	generator_dir=$(pkg-config --variable=systemdsystemgeneratordir systemd)
+else
+	generator_dir=/lib/systemd/system-generators
+fi
+# Where app-crypt/aesloop-losetup installs aesloop-losetup (checked above).
+boot_losetup=/usr/sbin/aesloop-losetup
+boot_libdir=/usr/lib/aesloop
+
+# boot_source FILE: the file of boot/ an installed file of aesloop-boot is made of.
+boot_source() {
+	case $1 in
+		"${boot_libdir}"/*) echo "boot/${1##*/}" ;;
+		*/aesloop-fstab-generator) echo boot/systemd/aesloop-fstab-generator ;;
+		/usr/lib/dracut/modules.d/90aesloop/*) echo "boot/dracut/90aesloop/${1##*/}" ;;
+	esac
+}
+
+# check_boot WORK [LAST [USE]]: what is wrong with a harness run of
+# sys-fs/aesloop-boot asked to run up to LAST (default postinst).
+check_boot() {
+	local w=$1 last=${2:-postinst} t=$1/trace
+	local -a why=()
+	local died a f src use deps files want mode out dracut=''
+	[[ -s ${t} ]] || { echo "no trace"; return; }
+	died=$(die_reason "${w}")
+	[[ -n ${died} ]] && why+=("the ebuild died: ${died}")
+	use=$(trace_events "${t}" meta | awk '$1 == "USE"' | { read -r _ v; eval "echo ${v:-}"; })
+	in_words dracut "${use}" && dracut=1
+	# What it needs at run time: the programs, the module, systemd, and dracut
+	# for the dracut module.
+	deps=$(trace_events "${t}" meta | awk '$1 == "RDEPEND_ACTIVE"' | { read -r _ v; eval "echo ${v:-}"; })
+	for a in app-crypt/aesloop-losetup sys-fs/aesloop sys-apps/systemd; do
+		in_words "${a}" "${deps}" || why+=("RDEPEND lacks ${a}")
+	done
+	if [[ -n ${dracut} ]]; then
+		in_words sys-kernel/dracut "${deps}" || why+=("RDEPEND lacks sys-kernel/dracut with USE=dracut")
+	else
+		in_words sys-kernel/dracut "${deps}" && why+=("RDEPEND has sys-kernel/dracut without USE=dracut")
+	fi
+	if [[ ${last} == none ]]; then
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+	grep -q "^fetch_verified ${tarball##*/} " "${t}" || why+=("${tarball##*/} was not verified against the Manifest")
+	if ! phases_ran "${w}" "${last}"; then
+		[[ -n ${died} ]] || why+=("the phases did not all run (to ${last})")
+		printf '%s\n' "${why[@]}"
+		return
+	fi
+
+	# The files, where systemd, dracut and the boot scripts look for them.
+	files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort)
+	local -a wanted=("${boot_libdir}"/{aesloop-fstab-setup,aesloop-functions,aesloop-root-config,aesloop-root-setup}
+		"${generator_dir}/aesloop-fstab-generator")
+	[[ -n ${dracut} ]] && wanted+=(/usr/lib/dracut/modules.d/90aesloop/{aesloop-root.service,module-setup.sh})
+	want=$(printf '%s\n' "${wanted[@]}" | sort)
+	[[ ${files} == "${want}" ]] ||
+		why+=("installed files are [$(echo "${files}" | paste -sd' ' -)], not [$(echo "${want}" | paste -sd' ' -)] (generator folder from systemd's pkg-config: ${generator_dir})")
+	for f in ${files}; do
+		# Each is its boot/ file with make install-boot's placeholders filled
+		# in: the helpers' folder and the patched losetup's path.
+		src=$(boot_source "${f}")
+		if [[ -z ${src} ]]; then
+			why+=("${f} is no file of boot/")
+			continue
+		fi
+		grep -q '@[A-Z]*@' "${w}/image${f}" &&
+			why+=("${f} still has a placeholder: $(grep -o -m 1 '@[A-Z]*@' "${w}/image${f}")")
+		sed -e "s|@LIBDIR@|${boot_libdir}|g" -e "s|@LOSETUP@|${boot_losetup}|g" "${src}" |
+			cmp -s - "${w}/image${f}" ||
+			why+=("${f} is not ${src} with ${boot_libdir} and ${boot_losetup} filled in")
+		mode=0755
+		[[ ${f} == */aesloop-functions || ${f} == *.service ]] && mode=0644
+		a=$(stat -c %a "${w}/image${f}")
+		[[ 0${a} == "${mode}" ]] || why+=("${f} has mode ${a}, not ${mode#0}")
+	done
+
+	# The installed generator, run on a test fstab: its units run the
+	# installed aesloop-fstab-setup.
+	local gen=${w}/image${generator_dir}/aesloop-fstab-generator units=${w}/units
+	if [[ -x ${gen} ]]; then
+		rm -rf "${units}"
+		mkdir -p "${units}"
+		printf '%s\n' 'PARTLABEL=data /mnt/data ext4 loop=/dev/loop5,encryption=AES128 0 2' \
+			'PARTUUID=0a1b-02 none swap sw,loop=/dev/loop6,encryption=AES128,phash=random 0 0' >"${w}/fstab"
+		if ! out=$(SYSTEMD_FSTAB=${w}/fstab AESLOOP_FUNCTIONS=${w}/image${boot_libdir}/aesloop-functions \
+			"${gen}" "${units}" "${units}" "${units}" 2>&1); then
+			why+=("the installed generator failed: ${out:0:120}")
+		else
+			for a in aesloop-loop5.service aesloop-loop6.service dev-loop6.swap; do
+				[[ -f ${units}/${a} ]] || why+=("the installed generator made no ${a}")
+			done
+			a=$(sed -n 's/^ExecStart=\([^ ]*\) start \/dev\/loop5$/\1/p' "${units}/aesloop-loop5.service" 2>/dev/null)
+			if [[ -z ${a} ]]; then
+				why+=("aesloop-loop5.service has no ExecStart=... start /dev/loop5")
+			elif [[ ! -x ${w}/image${a} ]]; then
+				why+=("aesloop-loop5.service runs ${a}, which the package does not install")
+			fi
+		fi
+	fi
+
+	# The notes: fstab lines, swap, the root with dracut.
+	out=$(trace_events "${t}" elog | while read -r a; do eval "echo ${a}"; done)
+	for a in /etc/fstab swap 'systemctl daemon-reload' ${dracut:+'dracut --force'}; do
+		[[ ${out} == *"${a}"* ]] || why+=("the pkg_postinst message does not mention '${a}'")
+	done
+	[[ -z ${dracut} && ${out} == *'dracut --force'* ]] &&
+		why+=("the pkg_postinst message tells to run dracut without USE=dracut")
+	grep -q '^optfeature .* app-crypt/gnupg' "${t}" || why+=("no optfeature for app-crypt/gnupg (gpgkey=)")
+	printf '%s\n' "${why[@]}"
+}
+
+boot_ebuild=${test_overlay}/sys-fs/aesloop-boot/aesloop-boot-${version}.ebuild
+if [[ -z ${have_manifest} ]]; then
+	skip "aesloop-boot-${version}" "no tarball and Manifest from make dist"
+elif [[ ! -f ${boot_ebuild} ]]; then
+	fail "aesloop-boot-${version}" "no sys-fs/aesloop-boot/aesloop-boot-${version}.ebuild"
+else
+	baseline=1
+	for use in "" "-dracut"; do
+		name=aesloop-boot-${version}[${use:-dracut}]
+		w=boot${use}
+		run_harness "${w}" "${boot_ebuild}" -u "${use}"
+		got=$?
+		mapfile -t why < <(check_boot "${work}/${w}")
+		[[ ${#why[@]} -eq 1 && -z ${why[0]} ]] && why=()
+		[[ ${got} -eq 0 ]] || why=("harness status ${got} (log: build/gentoo/${w}.log)" "${why[@]}")
+		result "${name}" "${why[@]}"
+		[[ ${#why[@]} -eq 0 ]] || baseline=
+	done
+
+	# NAME%LAST%sed program%what the failure must say; all with USE=-dracut
+	# but dracut-rdepend-missing.
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot -dracut "${baseline}" <<-'EOF_MUTANTS'
+		dracut-module-always%postinst%s/^\tif use dracut; then/\tif true; then/%installed files are .*90aesloop
+		generator-dir-fixed%postinst%s|exeinto "$(systemd_get_systemgeneratordir)"|exeinto /etc/systemd/system-generators|%installed files are .*/etc/systemd/system-generators
+		losetup-placeholder-left%postinst%/-e "s|@LOSETUP@|/d%still has a placeholder: @LOSETUP@
+		losetup-path-wrong%postinst%s|^AESLOOP_LOSETUP=.*|AESLOOP_LOSETUP=/sbin/aesloop-losetup|%aesloop-fstab-setup is not boot/aesloop-fstab-setup with
+		libdir-wrong%postinst%s|^AESLOOP_LIBDIR=.*|AESLOOP_LIBDIR=/usr/libexec/aesloop|%installed files are .*libexec
+		systemd-rdepend-missing%none%/^\tsys-apps\/systemd$/d%RDEPEND lacks sys-apps/systemd
+	EOF_MUTANTS
+	run_mutants sys-fs/aesloop-boot "${boot_ebuild}" check_boot dracut "${baseline}" <<-'EOF_MUTANTS'
+		dracut-rdepend-missing%none%/dracut? ( sys-kernel\/dracut )/d%RDEPEND lacks sys-kernel/dracut
+	EOF_MUTANTS
 fi
 
 tap_end

@@ -100,7 +100,10 @@ pkg_postinst() {
 		elog "CPU has AES-NI, and the generic C code otherwise."
 	fi
 	elog
-	elog "For encrypted loops, losetup -e needs app-crypt/aesloop-losetup"
-	elog "(aesloop-losetup -e AES128 /dev/loop0 FILE).  After unmerging ${PN},"
-	elog "run depmod -a so that the kernel's own loop module is found again."
+	elog "Encrypted loops are set up with app-crypt/aesloop-losetup's programs"
+	elog "(aesloop-losetup -e AES128 /dev/loop0 FILE; aesloop-mount and aesloop-swapon"
+	elog "for fstab lines with loop-AES options); sys-fs/aesloop-boot sets such lines,"
+	elog "swap and a root file system up at boot (systemd, dracut)."
+	elog "After unmerging ${PN}, run depmod -a so that the kernel's own loop module"
+	elog "is found again."
 }
