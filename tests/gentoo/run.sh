@@ -41,7 +41,7 @@ cd "$top" || exit 2
 work=$top/build/gentoo
 harness=$top/tests/gentoo/harness.sh
 overlay=$top/ebuild
-version=$(sed -n 's/^VERSION *:= *//p' Makefile)
+version=$(make -s --no-print-directory -C "$top" version)
 tarball=$top/build/dist/aesloop-${version}.tar.gz
 # app-crypt/aesloop-losetup's util-linux release (UL_PV), and Debian's orig
 # tarball of it where patches/build-losetup.sh fetches that series.
