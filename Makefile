@@ -70,6 +70,12 @@ CHECK_KVER = [ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/gener
 # it, or DESTDIR as the rest of the install targets do.
 MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
+# aesloop-util.c parses mount options and fstab with libmount: the system's
+# (libmount-dev) for the host tests; build-losetup.sh gives the util-linux
+# tree's own, which the patched programs link.
+MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount)
+MOUNT_LIBS   ?= $(shell pkg-config --libs mount)
+
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
 TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
 HDRS      := $(wildcard aes/*.h tools/*.h)
@@ -127,6 +133,8 @@ $(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 
+$(BUILD)/plain/tools/aesloop-util.o $(BUILD)/san/tools/aesloop-util.o: CPPFLAGS += $(MOUNT_CFLAGS)
+
 $(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
@@ -153,11 +161,11 @@ endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) -o $@ $^ -lcrypto -lpthread
+	$(CC) $(CFLAGS) -o $@ $^ $(MOUNT_LIBS) -lcrypto -lpthread
 
 $(BUILD)/tests/%-san: $(BUILD)/san/tests/host/%.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ -lcrypto -lpthread
+	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(MOUNT_LIBS) -lcrypto -lpthread
 
 host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-san) \
 	    $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-pipe-san

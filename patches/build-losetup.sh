@@ -150,6 +150,7 @@ mkdir -p "$obj"
 for f in "$top"/tools/keysetup.c "$top"/tools/aesloop-util.c "$top"/aes/*.c; do
 	"$cc" -std=c11 -Wall -Wextra -Werror -O2 -g -fstack-protector-strong \
 		-D_FORTIFY_SOURCE=2 -D_DEFAULT_SOURCE -I"$top/aes" -I"$top/tools" \
+		-I"$src/libmount/src" \
 		-c "$f" -o "$obj/$(basename "$f" .c).o"
 done
 ar rcs "$obj/libaesloop-losetup.a" "$obj"/*.o
@@ -157,12 +158,16 @@ ar rcs "$obj/libaesloop-losetup.a" "$obj"/*.o
 # --- 4. build, install, check ----------------------------------------------
 programs=(losetup mount swapon swapoff)
 echo "build-losetup.sh: building ${programs[*]}"
-# LIBS (empty in util-linux's configure) adds our archive and libcrypto to
-# every link; the archive is not a make prerequisite, so always relink.
+# LIBS (empty in util-linux's configure) adds our archive, the tree's
+# libmount (which aesloop-util.c parses options and fstab with; losetup
+# does not link it of its own) and libcrypto to every link; the archive is
+# not a make prerequisite, so always relink, and libmount is built first.
 (cd "$src" && rm -f "${programs[@]}")
-make -C "$src" -j"$jobs" "${programs[@]}" "LIBS=$obj/libaesloop-losetup.a -lcrypto" \
+make -C "$src" -j"$jobs" libmount.la "${no_autotools[@]}" >"$work/make.log" 2>&1 &&
+make -C "$src" -j"$jobs" "${programs[@]}" \
+	"LIBS=$obj/libaesloop-losetup.a $src/libmount.la -lcrypto" \
 	"${no_autotools[@]}" \
-	>"$work/make.log" 2>&1 ||
+	>>"$work/make.log" 2>&1 ||
 	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make ${programs[*]} failed (see $work/make.log)"; }
 if grep -E 'warning:' "$work/make.log" |
 	grep -E '(losetup|mount|swapon|swapoff|loopdev|context_loopdev|optmap|context)\.c:' >&2; then

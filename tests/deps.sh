@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
 	# build: userspace library, tools, the kernel module (kbuild helpers) and util-linux
 	build-essential gcc-multilib make pkg-config bc flex bison libelf-dev libssl-dev
+	# libmount: mount option and fstab parsing in tools/aesloop-util.c (host tests)
+	libmount-dev
 	dpkg-dev xz-utils zstd pahole python3
 	# test oracles and the programs the guest runs; strace: the host losetup
 	# test checks that a refused setup touches no device

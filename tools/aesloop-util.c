@@ -10,9 +10,8 @@
  * Kept out of the util-linux patch so that the patch stays a thin layer of
  * hooks and this code is built and tested with the project (ASan, UBSan).
  */
-#define _GNU_SOURCE		/* strdup, getmntent, secure_getenv */
+#define _GNU_SOURCE		/* strdup, secure_getenv */
 #include <errno.h>
-#include <mntent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +26,7 @@
 #include <unistd.h>
 
 #include <linux/loop.h>
+#include <libmount.h>
 
 #include "aesloop-util.h"
 
@@ -102,45 +102,49 @@ int aesloop_opts_is_loop_aes(const char *name)
  * @o:      the set; options already set in it are kept (the command line
  *          wins over fstab, as with loop-AES)
  * @optstr: comma-separated options as in fstab ("defaults,loop=/dev/loop3,
- *          encryption=AES128,gpgkey=/etc/k.gpg"); others are ignored
+ *          encryption=AES128,gpgkey=/etc/k.gpg"), parsed by libmount
+ *          (mnt_optstr_get_option(): the first of a name counts, and a value
+ *          in double quotes may hold commas); others are ignored
  *
- * Values are copied; free them with aesloop_opts_free().  A value cannot
- * hold a comma.
+ * Values are copied, without their quotes; free them with
+ * aesloop_opts_free().  An option without a value ("loop") is not counted.
  *
- * Return: the number of loop-AES options found (set or already set), or
- * -ENOMEM.
+ * Return: the number of loop-AES options found (set or already set),
+ * -ENOMEM, or libmount's negative errno for an option string it cannot
+ * parse.
  */
 int aesloop_opts_merge(struct aesloop_opts *o, const char *optstr)
 {
-	const char *p = optstr;
 	int found = 0;
+	size_t i;
 
-	while (p && *p) {
-		size_t len = strcspn(p, ","), i;
-		const char *eq = memchr(p, '=', len);
+	if (!optstr || !*optstr)
+		return 0;
+	for (i = 0; i < NOPTS; i++) {
+		const char **f = opt_field(o, i);
+		char *value, *copy;
+		size_t len;
+		int rc;
 
-		for (i = 0; eq && i < NOPTS; i++) {
-			const char **f = opt_field(o, i);
-			size_t nlen = strlen(opt_names[i].name);
-			char *copy;
-
-			if ((size_t)(eq - p) != nlen || strncmp(p, opt_names[i].name, nlen))
-				continue;
-			found++;
-			if (*f)
-				break;
-			if (o->nstorage >= sizeof(o->storage) / sizeof(o->storage[0]))
-				return -ENOMEM;
-			copy = strndup(eq + 1, len - nlen - 1);
-			if (!copy)
-				return -ENOMEM;
-			o->storage[o->nstorage++] = copy;
-			*f = copy;
-			break;
+		rc = mnt_optstr_get_option(optstr, opt_names[i].name, &value, &len);
+		if (rc < 0)
+			return rc;
+		if (rc > 0 || !value)
+			continue;
+		found++;
+		if (*f)
+			continue;
+		if (len >= 2 && value[0] == '"' && value[len - 1] == '"') {
+			value++;
+			len -= 2;
 		}
-		p += len;
-		if (*p == ',')
-			p++;
+		if (o->nstorage >= sizeof(o->storage) / sizeof(o->storage[0]))
+			return -ENOMEM;
+		copy = strndup(value, len);
+		if (!copy)
+			return -ENOMEM;
+		o->storage[o->nstorage++] = copy;
+		*f = copy;
 	}
 	return found;
 }
@@ -161,6 +165,24 @@ static int same_file(const char *a, const char *b)
 	return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
+/*
+ * The lines of @fstab, as libmount parses them (escapes, comments, tags);
+ * NULL with a message in @err.
+ */
+static struct libmnt_table *read_fstab(const char *fstab, char *err, size_t errlen)
+{
+	struct libmnt_table *tb = mnt_new_table();
+	int rc = tb ? mnt_table_parse_file(tb, fstab) : -ENOMEM;
+
+	if (rc) {
+		snprintf(err, errlen, "cannot read %s: %s", fstab, strerror(-rc));
+		mnt_unref_table(tb);
+		errno = -rc;
+		return NULL;
+	}
+	return tb;
+}
+
 /**
  * aesloop_fstab_lookup() - losetup -F: the fstab line of a loop device
  * @fstab:   the file, e.g. "/etc/fstab"
@@ -169,7 +191,7 @@ static int same_file(const char *a, const char *b)
  *           @loopdev (the same path, or the same device); options already
  *           set are kept
  * @source:  if not NULL and *@source is NULL, set to a copy of the line's
- *           device or file (its first field)
+ *           device or file (its first field, a tag as written)
  * @err:     a message on failure
  * @errlen:  its size
  *
@@ -180,42 +202,35 @@ int aesloop_fstab_lookup(const char *fstab, const char *loopdev,
 			 struct aesloop_opts *o, char **source,
 			 char *err, size_t errlen)
 {
-	struct mntent *m;
-	char *match_src = NULL, *match_opts = NULL;
+	struct libmnt_fs *fs, *match = NULL;
+	struct libmnt_table *tb;
+	struct libmnt_iter *it;
+	const char *src;
 	int found = 0, rc = 0;
-	FILE *f;
 
-	f = setmntent(fstab, "re");
-	if (!f) {
-		rc = -errno;
-		snprintf(err, errlen, "cannot read %s: %s", fstab, strerror(-rc));
-		return rc;
+	tb = read_fstab(fstab, err, errlen);
+	if (!tb)
+		return -errno;
+	it = mnt_new_iter(MNT_ITER_FORWARD);
+	if (!it) {
+		snprintf(err, errlen, "out of memory reading %s", fstab);
+		rc = -ENOMEM;
+		goto out;
 	}
-	while ((m = getmntent(f)) != NULL) {
+	while (mnt_table_next_fs(tb, it, &fs) == 0) {
 		struct aesloop_opts line;
-		int n;
 
 		aesloop_opts_init(&line);
-		n = aesloop_opts_merge(&line, m->mnt_opts);
-		if (n < 0) {
-			aesloop_opts_free(&line);
-			rc = -ENOMEM;
-			break;
-		}
-		if (line.loop && same_file(line.loop, loopdev)) {
+		rc = aesloop_opts_merge(&line, mnt_fs_get_options(fs));
+		if (rc >= 0 && line.loop && same_file(line.loop, loopdev)) {
 			found++;
-			free(match_src);
-			free(match_opts);
-			match_src = strdup(m->mnt_fsname);
-			match_opts = strdup(m->mnt_opts);
-			if (!match_src || !match_opts)
-				rc = -ENOMEM;
+			match = fs;
 		}
 		aesloop_opts_free(&line);
-		if (rc)
+		if (rc == -ENOMEM)
 			break;
+		rc = 0;
 	}
-	endmntent(f);
 	if (rc) {
 		snprintf(err, errlen, "out of memory reading %s", fstab);
 	} else if (!found) {
@@ -226,15 +241,20 @@ int aesloop_fstab_lookup(const char *fstab, const char *loopdev,
 		snprintf(err, errlen, "%d lines of %s have the option loop=%s: which one is meant?",
 			 found, fstab, loopdev);
 		rc = -EINVAL;
-	} else if (aesloop_opts_merge(o, match_opts) < 0) {
+	} else if (aesloop_opts_merge(o, mnt_fs_get_options(match)) < 0) {
 		snprintf(err, errlen, "out of memory reading %s", fstab);
 		rc = -ENOMEM;
 	} else if (source && !*source) {
-		*source = match_src;
-		match_src = NULL;
+		src = mnt_fs_get_source(match);
+		*source = strdup(src ? src : "");
+		if (!*source) {
+			snprintf(err, errlen, "out of memory reading %s", fstab);
+			rc = -ENOMEM;
+		}
 	}
-	free(match_src);
-	free(match_opts);
+out:
+	mnt_free_iter(it);
+	mnt_unref_table(tb);
 	return rc;
 }
 
@@ -811,7 +831,8 @@ int aesloop_detach_encrypted(const char *dev)
 /**
  * aesloop_fstab_swap_loop() - swapoff SOURCE: the loop of its swap line
  * @fstab:   e.g. "/etc/fstab"
- * @source:  a swap partition or file
+ * @source:  a swap partition or file; the line may name it by a tag
+ *           (UUID=, PARTUUID=...), which libmount resolves
  * @loopdev: set to the loop= of the encrypted swap line of @source
  * @len:     its size
  *
@@ -820,27 +841,29 @@ int aesloop_detach_encrypted(const char *dev)
 int aesloop_fstab_swap_loop(const char *fstab, const char *source,
 			    char *loopdev, size_t len)
 {
-	struct mntent *m;
+	char err[PATH_MAX + 64];
+	struct libmnt_table *tb = read_fstab(fstab, err, sizeof(err));
+	struct libmnt_cache *cache = mnt_new_cache();
+	struct libmnt_iter *it = mnt_new_iter(MNT_ITER_FORWARD);
+	struct libmnt_fs *fs;
 	int found = 0;
-	FILE *f;
 
-	f = setmntent(fstab, "re");
-	if (!f)
-		return 0;
-	while (!found && (m = getmntent(f)) != NULL) {
+	while (tb && cache && it && !found && mnt_table_next_fs(tb, it, &fs) == 0) {
 		struct aesloop_opts o;
 
-		if (strcmp(m->mnt_type, "swap"))
+		if (!mnt_fs_is_swaparea(fs))
 			continue;
 		aesloop_opts_init(&o);
-		if (aesloop_opts_merge(&o, m->mnt_opts) > 0 && o.encryption &&
-		    o.loop && same_file(m->mnt_fsname, source)) {
+		if (aesloop_opts_merge(&o, mnt_fs_get_options(fs)) > 0 && o.encryption &&
+		    o.loop && mnt_fs_match_source(fs, source, cache)) {
 			snprintf(loopdev, len, "%s", o.loop);
 			found = 1;
 		}
 		aesloop_opts_free(&o);
 	}
-	endmntent(f);
+	mnt_free_iter(it);
+	mnt_unref_cache(cache);
+	mnt_unref_table(tb);
 	return found;
 }
 

@@ -126,6 +126,13 @@ static void test_opts(void)
 	aesloop_opts_free(&o);
 	t_result(!o.loop && !o.nstorage, "opts-free", "options left after free");
 
+	/* libmount's quoting: a value in double quotes may hold commas. */
+	n = aesloop_opts_merge(&o, "ro,gpgkey=\"/etc/a,b.gpg\",loop=/dev/loop3");
+	t_result(n == 2 && o.gpgkey && !strcmp(o.gpgkey, "/etc/a,b.gpg") &&
+		 o.loop && !strcmp(o.loop, "/dev/loop3"), "opts-quoted-comma",
+		 "%d options; gpgkey %s", n, o.gpgkey ? o.gpgkey : "-");
+	aesloop_opts_free(&o);
+
 	n = aesloop_opts_merge(&o, "");
 	t_result(n == 0, "opts-empty", "%d options from ''", n);
 	n = aesloop_opts_merge(&o, "ro,loop");
@@ -191,7 +198,9 @@ static void test_fstab(void)
 	      "/dev/sdb1 /secret ext4 defaults,noauto,loop=/dev/loop3,encryption=AES128,gpgkey=/etc/fskey.gpg 0 0\n"
 	      "/dev/sda9 none swap sw,loop=/dev/loop6,encryption=AES128,phash=random 0 0\n"
 	      "/dev/sdc1 /a ext4 loop=/dev/loop7 0 0\n"
-	      "/dev/sdc2 /b ext4 loop=/dev/loop7 0 0\n", f);
+	      "/dev/sdc2 /b ext4 loop=/dev/loop7 0 0\n"
+	      "/srv/my\\040disk.img /c ext4 loop=/dev/loop2,encryption=AES192 0 0\n"
+	      "/var/swap.img none swap sw,loop=/dev/loop4,encryption=AES256 0 0\n", f);
 	fclose(f);
 
 	aesloop_opts_init(&o);
@@ -209,6 +218,32 @@ static void test_fstab(void)
 	free(src);
 	src = NULL;
 	aesloop_opts_free(&o);
+
+	/* fstab's octal escapes, as libmount reads them. */
+	rc = aesloop_fstab_lookup(path, "/dev/loop2", &o, &src, err, sizeof(err));
+	t_result(rc == 0 && src && !strcmp(src, "/srv/my disk.img"), "fstab-escaped-source",
+		 "rc %d (%s), source %s", rc, rc ? err : "", src ? src : "-");
+	free(src);
+	src = NULL;
+	aesloop_opts_free(&o);
+
+	/* swapoff SOURCE: the loop of the encrypted swap line of SOURCE. */
+	{
+		char loopdev[64] = "";
+
+		t_result(aesloop_fstab_swap_loop(path, "/dev/sda9", loopdev, sizeof(loopdev)) == 1 &&
+			 !strcmp(loopdev, "/dev/loop6"), "fstab-swap-loop-device",
+			 "got '%s'", loopdev);
+		loopdev[0] = 0;
+		t_result(aesloop_fstab_swap_loop(path, "/var/swap.img", loopdev, sizeof(loopdev)) == 1 &&
+			 !strcmp(loopdev, "/dev/loop4"), "fstab-swap-loop-file",
+			 "got '%s'", loopdev);
+		t_result(aesloop_fstab_swap_loop(path, "/dev/sdb1", loopdev, sizeof(loopdev)) == 0,
+			 "fstab-swap-loop-not-swap", "a mount line counted as swap");
+		t_result(aesloop_fstab_swap_loop("/nonexistent/fstab", "/dev/sda9", loopdev,
+						 sizeof(loopdev)) == 0,
+			 "fstab-swap-loop-missing-file", "found a line in no file");
+	}
 
 	rc = aesloop_fstab_lookup(path, "/dev/loop5", &o, &src, err, sizeof(err));
 	t_result(rc == -ENOENT && strstr(err, "no line") && !src, "fstab-none",
