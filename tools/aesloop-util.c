@@ -28,6 +28,7 @@
 
 #include <linux/loop.h>
 
+#include "aes_types.h"	/* memzero_explicit() */
 #include "aesloop-util.h"
 
 /* The loop-AES mount options (spec §7), and where each one goes. */
@@ -618,7 +619,7 @@ int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
 			snprintf(err, errlen, "%s: multi-key set-up (%s) failed: %s",
 				 loopdev, keysetup_mode_name(ks), strerror(-rc));
 	}
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	if (rc)
 		ioctl(lfd, LOOP_CLR_FD, 0);
 out:
@@ -672,7 +673,7 @@ static int loop_bound_to(const char *loopdev, const char *backing)
 	close(fd);
 	if (rc < 0)
 		return 0;
-	explicit_bzero(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
+	memzero_explicit(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
 	/* lo_device and lo_inode name the backing file's inode */
 	if (stat(backing, &st) == 0 && li.lo_device == st.st_dev &&
 	    li.lo_inode == st.st_ino)
@@ -801,7 +802,7 @@ int aesloop_detach_encrypted(const char *dev)
 	if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_encrypt_type) {
 		rc = ioctl(fd, LOOP_CLR_FD, 0) == 0 ? 1 : -errno;
 	}
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	close(fd);
 	if (rc == 1)
 		aesloop_detach_notice(dev, 1, 0);
@@ -880,7 +881,7 @@ int aesloop_loop_keyed(int fd)
 		return -1;
 	memset(&li, 0, sizeof(li));
 	keyed = ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_encrypt_type;
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	errno = saved;
 	return keyed;
 }
