@@ -69,7 +69,7 @@ MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
 TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
-HDRS      := $(wildcard aes/*.h tools/*.h)
+HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
 # assembly, chosen at run time by aesloop_intel_probe().  The default when
@@ -397,11 +397,11 @@ vm-tools: $(VM_TOOLS)
 
 $(BUILD)/vm-tools/flip-write: VM_LDLIBS := -pthread
 
-$(BUILD)/vm-tools/%: tests/vm/%.c
+$(BUILD)/vm-tools/%: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
 # The same, as a 32-bit program: the driver's compat_ioctl path.
-$(BUILD)/vm-tools/%32: tests/vm/%.c
+$(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) -m32 $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<

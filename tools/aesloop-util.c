@@ -395,12 +395,12 @@ int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
 	if (!ks->nslots)
 		return 0;
 	if (ks->nslots == KEYSETUP_MULTI_V3) {
-		if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
+		if (ioctl(fd, LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
 			return 0;
 		if (ks->hash != KEYSETUP_HASH_RANDOM)
 			return -errno;
 	}
-	if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
+	if (ioctl(fd, LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
 		return 0;
 	return -errno;
 }
@@ -413,7 +413,7 @@ static const struct {
 } crypt_names[] = {
 	{ 1, 0, "xor" }, { 3, 1, "twofish" }, { 4, 1, "blowfish" },
 	{ 7, 1, "serpent" }, { 8, 1, "mars" }, { 11, 3, "rc6" },
-	{ 12, 0, "tripleDES" }, { KEYSETUP_CRYPT_AES, 1, "AES" },
+	{ 12, 0, "tripleDES" }, { LO_CRYPT_AES, 1, "AES" },
 };
 
 /**
@@ -457,7 +457,7 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 		snprintf(part[1], sizeof(part[1]), " sizelimit=%llu",
 			 (unsigned long long)li->lo_sizelimit);
 	enc[0] = '\0';
-	if (li->lo_encrypt_type == 18) {
+	if (li->lo_encrypt_type == LO_CRYPT_CRYPTOAPI) {
 		snprintf(enc, sizeof(enc), " encryption=CryptoAPI/%s", cname);
 	} else if (li->lo_encrypt_type) {
 		const char *name = "undefined";
@@ -476,19 +476,19 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 		else
 			snprintf(enc, sizeof(enc), " encryption=%s", name);
 	}
-	switch (li->lo_flags & (KEYSETUP_LO_FLAGS_MULTI_KEY |
-				KEYSETUP_LO_FLAGS_MULTI_KEY_V3)) {
-	case KEYSETUP_LO_FLAGS_MULTI_KEY | KEYSETUP_LO_FLAGS_MULTI_KEY_V3:
+	switch (li->lo_flags & (LO_FLAGS_MULTI_KEY_EXPORTED |
+				LO_FLAGS_MULTI_KEY_V3_EXPORTED)) {
+	case LO_FLAGS_MULTI_KEY_EXPORTED | LO_FLAGS_MULTI_KEY_V3_EXPORTED:
 		snprintf(part[2], sizeof(part[2]), " multi-key-v3");
 		break;
-	case KEYSETUP_LO_FLAGS_MULTI_KEY:
+	case LO_FLAGS_MULTI_KEY_EXPORTED:
 		snprintf(part[2], sizeof(part[2]), " multi-key-v2");
 		break;
 	}
-	if (li->lo_init[0] && li->lo_encrypt_type != 2)
+	if (li->lo_init[0] && li->lo_encrypt_type != LO_CRYPT_DES)
 		snprintf(part[3], sizeof(part[3]), " loinit=%llu",
 			 (unsigned long long)li->lo_init[0]);
-	if (li->lo_flags & (KEYSETUP_LO_FLAGS_READ_ONLY | LO_FLAGS_READ_ONLY))
+	if (li->lo_flags & (LO_FLAGS_READ_ONLY_EXPORTED | LO_FLAGS_READ_ONLY))
 		snprintf(part[4], sizeof(part[4]), " read-only");
 	return snprintf(buf, len, "%s: [%04llx]:%llu (%s)%s%s%s%s%s%s", dev,
 			(unsigned long long)li->lo_device,
@@ -605,7 +605,7 @@ int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
 	snprintf((char *)li.lo_crypt_name, sizeof(li.lo_crypt_name), "%s", ks->cipher_name);
 	li.lo_offset = lo_offset;
 	li.lo_sizelimit = sizelimit;
-	li.lo_encrypt_type = KEYSETUP_CRYPT_AES;
+	li.lo_encrypt_type = LO_CRYPT_AES;
 	li.lo_encrypt_key_size = ks->key_len;
 	memcpy(li.lo_encrypt_key, ks->key_buffer, sizeof(li.lo_encrypt_key));
 	li.lo_init[0] = loinit;
