@@ -2,7 +2,7 @@
 /*
  * aesloop-util.c - the loop-AES parts that the patched util-linux losetup,
  * mount and swapon share (../shared/spec/loop-aes-format.md §3-§5, §7):
- * one option set whatever its source, the key setup it drives (keysetup.c
+ * one option set whatever its source, the key setup it drives (keysetup*.c
  * does the work), the multi-key ioctl, fstab lookups for losetup -F, the
  * status line of loop-AES's `losetup -a`, and the notice of `losetup -d`
  * when a detach waits for other openers.

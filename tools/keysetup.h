@@ -122,7 +122,7 @@ enum keysetup_hash {
  * @gpg_key_limit: if not 0, gpg reads at most this many bytes of
  *               @gpg_key_file (a key file at the start of the volume itself)
  * @lines:       the lines read (NUL-terminated, heap, wiped by keysetup_wipe):
- *               @lines[0] is the passphrase; private to keysetup.c
+ *               @lines[0] is the passphrase; private to keysetup*.c
  * @line_len:    length of each of @lines, in bytes
  * @nstored:     how many of @lines are set
  * @unterminated: the last stored line ended at the end of the data, not at
