@@ -68,11 +68,12 @@ endif
 MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
-# The key setup (keysetup.c is its base, keysetup-*.c one job each) and
-# what the patched util-linux programs share; all of it in libaesloop.a.
+# The key setup (keysetup.c is its base, keysetup-*.c one job each), what
+# the patched util-linux programs share, and how both start programs
+# (aesloop-spawn.c); all of it in libaesloop.a.
 TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
 		tools/keysetup-read.c tools/keysetup-ask.c tools/keysetup-gpg.c \
-		tools/keysetup-derive.c tools/aesloop-util.c)
+		tools/keysetup-derive.c tools/aesloop-util.c tools/aesloop-spawn.c)
 HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and

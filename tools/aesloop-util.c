@@ -22,7 +22,6 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <dirent.h>
 #include <unistd.h>
 
@@ -30,6 +29,7 @@
 
 #include "aes_types.h"	/* memzero_explicit() */
 #include "aesloop-util.h"
+#include "aesloop-spawn.h"
 
 /* The loop-AES mount options (spec §7), and where each one goes. */
 static const struct {
@@ -632,31 +632,25 @@ out:
 static int run_quiet(const char *prog, const char *arg)
 {
 	char path1[64], path2[64];
-	int status = 0;
+	const char *const paths[] = { path1, path2, NULL };
+	char *argv[] = { (char *)prog, (char *)arg, NULL };
+	char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
+	struct aesloop_spawn sp = {
+		.paths = paths,
+		.argv = argv,
+		.envp = envp,
+		.fds = { AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL },
+		.nfds = 3,
+	};
 	pid_t pid;
+	int rc;
 
 	snprintf(path1, sizeof(path1), "/sbin/%s", prog);
 	snprintf(path2, sizeof(path2), "/usr/sbin/%s", prog);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char *argv[] = { (char *)prog, (char *)arg, NULL };
-		char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
-		int fd = open("/dev/null", O_RDWR);
-
-		if (fd >= 0) {
-			dup2(fd, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execve(path1, argv, envp);
-		execve(path2, argv, envp);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	rc = aesloop_spawn(&sp, &pid);
+	if (rc)
+		return rc;
+	return aesloop_spawn_wait(pid) == 0 ? 0 : -EIO;
 }
 
 /* Is @loopdev bound, and to @backing?  1 same, 0 free, -EBUSY another. */

@@ -10,11 +10,11 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/wait.h>
 #include <termios.h>
 #include <unistd.h>
 
 #include "keysetup-internal.h"
+#include "aesloop-spawn.h"
 
 /* The terminal being read, for the signal handler. */
 static volatile sig_atomic_t tty_fd = -1;
@@ -170,8 +170,8 @@ restore:
 	return rc;
 }
 
-static const char * const ask_password_paths[] = {
-	"/bin/systemd-ask-password", "/usr/bin/systemd-ask-password",
+static const char *const ask_password_paths[] = {
+	"/bin/systemd-ask-password", "/usr/bin/systemd-ask-password", NULL
 };
 
 /**
@@ -185,7 +185,8 @@ static const char * const ask_password_paths[] = {
  * console, plymouth, tty and wall agents answer as they answer
  * systemd-cryptsetup, and reads its one line (at most KEYSETUP_LINE_MAX
  * characters) as the passphrase.  It runs with the caller's real IDs,
- * stdin on /dev/null, and gives up after its default time (90 s).
+ * stdin on /dev/null, the caller's stderr and no other descriptor of the
+ * caller's, and gives up after its default time (90 s).
  *
  * Return: 0; -ENOENT if systemd does not run (no /run/systemd/system) or
  * systemd-ask-password is not installed; -ECANCELED if it gave no answer
@@ -196,9 +197,16 @@ int keysetup_read_agent(struct keysetup *ks, const char *message,
 			const char *id)
 {
 	char id_arg[PATH_MAX + 64];
-	char *argv[4];
-	int outp[2], rc, status = -1, terminated, e;
-	size_t i;
+	char *argv[] = { (char *)"systemd-ask-password", id_arg, (char *)message,
+			 NULL };
+	struct aesloop_spawn sp = {
+		.paths = ask_password_paths,
+		.argv = argv,
+		.fds = { AESLOOP_SPAWN_NULL, -1, AESLOOP_SPAWN_KEEP },
+		.nfds = 3,
+		.real_ids = 1,
+	};
+	int outp[2], rc, e, terminated;
 	pid_t pid;
 
 	ks_drop_lines(ks);
@@ -208,52 +216,34 @@ int keysetup_read_agent(struct keysetup *ks, const char *message,
 		return -ENOENT;
 	}
 	snprintf(id_arg, sizeof(id_arg), "--id=%s", id);
-	argv[0] = (char *)"systemd-ask-password";
-	argv[1] = id_arg;
-	argv[2] = (char *)message;
-	argv[3] = NULL;
 	if (pipe2(outp, O_CLOEXEC)) {
 		rc = -errno;
 		ks_error(ks, "cannot ask for the passphrase: pipe: %s", strerror(-rc));
 		return rc;
 	}
-	pid = fork();
-	if (pid < 0) {
-		rc = -errno;
+	sp.fds[1] = outp[1];
+	rc = aesloop_spawn(&sp, &pid);
+	close(outp[1]);
+	if (rc) {
 		close(outp[0]);
-		close(outp[1]);
-		ks_error(ks, "cannot ask for the passphrase: fork: %s", strerror(-rc));
+		if (rc == -ENOENT)
+			ks_error(ks, "cannot ask for the passphrase: no terminal, and systemd-ask-password is not installed");
+		else
+			ks_error(ks, "cannot ask for the passphrase: cannot run systemd-ask-password: %s",
+				 strerror(-rc));
 		return rc;
 	}
-	if (pid == 0) {
-		/* Not O_CLOEXEC: it may be fd 0 itself, which dup2() leaves as is. */
-		int null = open("/dev/null", O_RDONLY);
-
-		if (null < 0 || dup2(null, 0) != 0 || dup2(outp[1], 1) != 1 ||
-		    setgid(getgid()) || setuid(getuid()))
-			_exit(126);
-		if (null != 0)
-			close(null);
-		for (i = 0; i < sizeof(ask_password_paths) / sizeof(ask_password_paths[0]); i++)
-			execv(ask_password_paths[i], argv);
-		_exit(127);
-	}
-	close(outp[1]);
 	rc = ks_read_line(outp[0], &ks->lines[0], &ks->line_len[0], &terminated);
 	close(outp[0]);
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	e = WIFEXITED(status) ? WEXITSTATUS(status) : 128;
+	e = aesloop_spawn_wait(pid);
 	if (!rc && (e || !terminated)) {
 		memzero_explicit(ks->lines[0], ks->line_len[0]);
 		free(ks->lines[0]);
 		ks->lines[0] = NULL;
 		ks->line_len[0] = 0;
-		rc = e == 127 ? -ENOENT : -ECANCELED;
+		rc = -ECANCELED;
 	}
-	if (rc == -ENOENT)
-		ks_error(ks, "cannot ask for the passphrase: no terminal, and systemd-ask-password is not installed");
-	else if (rc == -ECANCELED)
+	if (rc == -ECANCELED)
 		ks_error(ks, "no passphrase: systemd-ask-password got no answer (exit %d)", e);
 	else if (rc == -EMSGSIZE)
 		ks_error(ks, "the passphrase is longer than %u characters", KEYSETUP_LINE_MAX);
