@@ -31,6 +31,10 @@
 #include "aesloop-util.h"
 #include "aesloop-spawn.h"
 
+/* The key buffer is what goes into lo_encrypt_key, byte for byte (§5). */
+_Static_assert(KEYSETUP_KEY_BUFFER_LEN == LO_KEY_SIZE,
+	       "struct keysetup's key_buffer is not lo_encrypt_key's size");
+
 /* The loop-AES mount options (spec §7), and where each one goes. */
 static const struct {
 	const char *name;
