@@ -73,12 +73,17 @@ MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 # aesloop-util.c parses mount options and fstab with libmount: the system's
 # (libmount-dev) for the host tests; build-losetup.sh gives the util-linux
 # tree's own, which the patched programs link.
-MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount)
-MOUNT_LIBS   ?= $(shell pkg-config --libs mount)
+MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
+MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
 
 LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
-TOOL_SRCS := $(wildcard tools/keysetup.c tools/aesloop-util.c)
-HDRS      := $(wildcard aes/*.h tools/*.h)
+# The key setup (keysetup.c is its base, keysetup-*.c one job each), what
+# the patched util-linux programs share, and how both start programs
+# (aesloop-spawn.c); all of it in libaesloop.a.
+TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
+		tools/keysetup-read.c tools/keysetup-ask.c tools/keysetup-gpg.c \
+		tools/keysetup-derive.c tools/aesloop-util.c tools/aesloop-spawn.c)
+HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
 # assembly, chosen at run time by aesloop_intel_probe().  The default when
@@ -99,7 +104,7 @@ endif
 # Objects depend on the flags they were built with, so that switching
 # INTELAES (or CC, CFLAGS) rebuilds them: a stamp rewritten when they change.
 FLAGS_STAMP := $(BUILD)/flags.stamp
-FLAGS_NOW   := $(CC) $(CFLAGS) $(CPPFLAGS)
+FLAGS_NOW   := $(CC) $(CFLAGS) $(CPPFLAGS) $(MOUNT_CFLAGS)
 $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_NOW)' ] || \
 	echo '$(FLAGS_NOW)' >$(FLAGS_STAMP))
 
@@ -417,11 +422,11 @@ vm-tools: $(VM_TOOLS)
 
 $(BUILD)/vm-tools/flip-write: VM_LDLIBS := -pthread
 
-$(BUILD)/vm-tools/%: tests/vm/%.c
+$(BUILD)/vm-tools/%: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
 # The same, as a 32-bit program: the driver's compat_ioctl path.
-$(BUILD)/vm-tools/%32: tests/vm/%.c
+$(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) -m32 $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<

@@ -22,7 +22,10 @@ typedef unsigned char u8;
 typedef unsigned int u32;
 typedef unsigned long long u64;	/* int is 32 bits on every Linux ABI */
 
-/* As the kernel's: a memset the compiler may not drop as a dead store. */
+/*
+ * As the kernel's: a memset the compiler may not drop as a dead store.  The
+ * one wipe of userland: tools/ wipes its secrets with it too.
+ */
 static inline void memzero_explicit(void *s, size_t count)
 {
 	memset(s, 0, count);

@@ -37,16 +37,7 @@
 #include <linux/kthread.h>
 
 #include "../aes/loop_aes.h"
-
-/* loop-AES's additions to the loop ABI (spec section 5). */
-#define LO_CRYPT_AES			16
-#define LOOP_MULTI_KEY_SETUP		0x4C4D	/* u8 [64][32] */
-#define LOOP_MULTI_KEY_SETUP_V3		0x4C4E	/* u8 [65][32] */
-#define LOOP_RECOMPUTE_DEV_SIZE		0x4C52
-/* lo_flags bits LOOP_GET_STATUS64 reports, as loop-AES does. */
-#define LO_FLAGS_MULTI_KEY_V3_EXPORTED	0x080000
-#define LO_FLAGS_MULTI_KEY_EXPORTED	0x100000
-#define LO_FLAGS_READ_ONLY_EXPORTED	0x200000
+#include "aesloop_uapi.h"
 
 /* Where a device is in its life cycle; see the diagram above. */
 enum lo_state {

@@ -15,6 +15,11 @@
 
 #include "loop.h"
 
+/* The ioctl payload (aesloop_uapi.h) is what the crypto layer takes as is. */
+static_assert(LOOP_MULTI_KEY_SLOT_SIZE == LOOP_AES_KEY_SLOT);
+static_assert(LOOP_MULTI_KEY_SLOTS == LOOP_AES_MULTI_KEYS);
+static_assert(LOOP_MULTI_KEY_SLOTS_V3 - 1 == LOOP_AES_MULTI_KEYS);
+
 /**
  * loop_crypt_prepare() - build the key context a loop_info64 asks for
  * @info: the status as given by user space; lo_encrypt_type 0 (none) or
@@ -62,9 +67,9 @@ int loop_crypt_prepare(const struct loop_info64 *info,
 
 /**
  * loop_crypt_copy_slots() - read a multi-key ioctl payload from user space
- * @arg:   user pointer to @count key slots of LOOP_AES_KEY_SLOT (32) bytes
- *         (LOOP_MULTI_KEY_SETUP: 64, LOOP_MULTI_KEY_SETUP_V3: 65)
- * @count: 64 or 65
+ * @arg:   user pointer to @count key slots of LOOP_MULTI_KEY_SLOT_SIZE (32)
+ *         bytes (LOOP_MULTI_KEY_SETUP: 64, LOOP_MULTI_KEY_SETUP_V3: 65)
+ * @count: LOOP_MULTI_KEY_SLOTS or LOOP_MULTI_KEY_SLOTS_V3
  *
  * The payload is read once, before any lock is taken (a fault may sleep on
  * I/O, even on this very device), into memory the caller frees with
@@ -74,7 +79,7 @@ int loop_crypt_prepare(const struct loop_info64 *info,
  */
 u8 *loop_crypt_copy_slots(const void __user *arg, unsigned int count)
 {
-	size_t bytes = count * LOOP_AES_KEY_SLOT;
+	size_t bytes = count * LOOP_MULTI_KEY_SLOT_SIZE;
 	u8 *slots = kmalloc(bytes, GFP_KERNEL);
 
 	if (!slots)

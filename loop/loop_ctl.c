@@ -1003,8 +1003,8 @@ int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
 		if (!writable && !capable(CAP_SYS_ADMIN))
 			return -EPERM;
 		return loop_multi_key_setup(lo, argp, cmd == LOOP_MULTI_KEY_SETUP ?
-					    LOOP_AES_MULTI_KEYS :
-					    LOOP_AES_MULTI_KEYS + 1);
+					    LOOP_MULTI_KEY_SLOTS :
+					    LOOP_MULTI_KEY_SLOTS_V3);
 	default:
 		return -ENOTTY;
 	}

@@ -22,10 +22,10 @@
 #    systemd/udev/ncurses...).  Done again only when the patch, this script
 #    or the source package change.  (patches/mkpatch.sh regenerates the
 #    patch from an edited tree.)
-# 3. Compiles aesloop's tools/keysetup.c, tools/aesloop-util.c and aes/*.c
-#    from this tree with the project's flags: the loop-AES code itself is
-#    not in the patch, only the hooks that call it.  They and libcrypto are
-#    linked into the programs.
+# 3. Builds aesloop's library (key setup, the util-linux hooks' helpers, AES)
+#    from this tree with the project's Makefile, as BUILD_DIR/WORK/aesloop/
+#    libaesloop.a: the loop-AES code itself is not in the patch, only the
+#    hooks that call it.  It and libcrypto are linked into the programs.
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
@@ -144,16 +144,16 @@ if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
 fi
 
 # --- 3. aesloop's key setup and AES, from this tree --------------------------
+# The Makefile's own list of sources (LIB_SRCS, TOOL_SRCS) and warnings, with
+# hardening flags; no AES-NI code (INTELAES=n): these programs derive keys,
+# the driver encrypts.  The make that may have run this script passes none
+# of its flags down (MAKEFLAGS): its BUILD or INTELAES are not this build's.
 obj=$work/aesloop
-rm -rf "$obj"
-mkdir -p "$obj"
-for f in "$top"/tools/keysetup.c "$top"/tools/aesloop-util.c "$top"/aes/*.c; do
-	"$cc" -std=c11 -Wall -Wextra -Werror -O2 -g -fstack-protector-strong \
-		-D_FORTIFY_SOURCE=2 -D_DEFAULT_SOURCE -I"$top/aes" -I"$top/tools" \
-		-I"$src/libmount/src" \
-		-c "$f" -o "$obj/$(basename "$f" .c).o"
-done
-ar rcs "$obj/libaesloop-losetup.a" "$obj"/*.o
+# libmount's header is the tree's own, the library the programs link.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s --no-print-directory \
+	-j"$jobs" BUILD="$obj" CC="$cc" INTELAES=n MOUNT_CFLAGS="-I$src/libmount/src" \
+	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2" "$obj/libaesloop.a" ||
+	die "building aesloop's library failed"
 
 # --- 4. build, install, check ----------------------------------------------
 programs=(losetup mount swapon swapoff)
@@ -165,7 +165,7 @@ echo "build-losetup.sh: building ${programs[*]}"
 (cd "$src" && rm -f "${programs[@]}")
 make -C "$src" -j"$jobs" libmount.la "${no_autotools[@]}" >"$work/make.log" 2>&1 &&
 make -C "$src" -j"$jobs" "${programs[@]}" \
-	"LIBS=$obj/libaesloop-losetup.a $src/libmount.la -lcrypto" \
+	"LIBS=$obj/libaesloop.a $src/libmount.la -lcrypto" \
 	"${no_autotools[@]}" \
 	>>"$work/make.log" 2>&1 ||
 	{ grep -E 'error|warning' "$work/make.log" | tail -n 30 >&2; die "make ${programs[*]} failed (see $work/make.log)"; }

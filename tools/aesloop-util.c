@@ -2,7 +2,7 @@
 /*
  * aesloop-util.c - the loop-AES parts that the patched util-linux losetup,
  * mount and swapon share (../shared/spec/loop-aes-format.md §3-§5, §7):
- * one option set whatever its source, the key setup it drives (keysetup.c
+ * one option set whatever its source, the key setup it drives (keysetup*.c
  * does the work), the multi-key ioctl, fstab lookups for losetup -F, the
  * status line of loop-AES's `losetup -a`, and the notice of `losetup -d`
  * when a detach waits for other openers.
@@ -21,14 +21,19 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
-#include <sys/wait.h>
 #include <dirent.h>
 #include <unistd.h>
 
 #include <linux/loop.h>
 #include <libmount.h>
 
+#include "aes_types.h"	/* memzero_explicit() */
 #include "aesloop-util.h"
+#include "aesloop-spawn.h"
+
+/* The key buffer is what goes into lo_encrypt_key, byte for byte (§5). */
+_Static_assert(KEYSETUP_KEY_BUFFER_LEN == LO_KEY_SIZE,
+	       "struct keysetup's key_buffer is not lo_encrypt_key's size");
 
 /* The loop-AES mount options (spec §7), and where each one goes. */
 static const struct {
@@ -414,12 +419,12 @@ int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
 	if (!ks->nslots)
 		return 0;
 	if (ks->nslots == KEYSETUP_MULTI_V3) {
-		if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
+		if (ioctl(fd, LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
 			return 0;
 		if (ks->hash != KEYSETUP_HASH_RANDOM)
 			return -errno;
 	}
-	if (ioctl(fd, KEYSETUP_LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
+	if (ioctl(fd, LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
 		return 0;
 	return -errno;
 }
@@ -432,7 +437,7 @@ static const struct {
 } crypt_names[] = {
 	{ 1, 0, "xor" }, { 3, 1, "twofish" }, { 4, 1, "blowfish" },
 	{ 7, 1, "serpent" }, { 8, 1, "mars" }, { 11, 3, "rc6" },
-	{ 12, 0, "tripleDES" }, { KEYSETUP_CRYPT_AES, 1, "AES" },
+	{ 12, 0, "tripleDES" }, { LO_CRYPT_AES, 1, "AES" },
 };
 
 /**
@@ -476,7 +481,7 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 		snprintf(part[1], sizeof(part[1]), " sizelimit=%llu",
 			 (unsigned long long)li->lo_sizelimit);
 	enc[0] = '\0';
-	if (li->lo_encrypt_type == 18) {
+	if (li->lo_encrypt_type == LO_CRYPT_CRYPTOAPI) {
 		snprintf(enc, sizeof(enc), " encryption=CryptoAPI/%s", cname);
 	} else if (li->lo_encrypt_type) {
 		const char *name = "undefined";
@@ -495,19 +500,19 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 		else
 			snprintf(enc, sizeof(enc), " encryption=%s", name);
 	}
-	switch (li->lo_flags & (KEYSETUP_LO_FLAGS_MULTI_KEY |
-				KEYSETUP_LO_FLAGS_MULTI_KEY_V3)) {
-	case KEYSETUP_LO_FLAGS_MULTI_KEY | KEYSETUP_LO_FLAGS_MULTI_KEY_V3:
+	switch (li->lo_flags & (LO_FLAGS_MULTI_KEY_EXPORTED |
+				LO_FLAGS_MULTI_KEY_V3_EXPORTED)) {
+	case LO_FLAGS_MULTI_KEY_EXPORTED | LO_FLAGS_MULTI_KEY_V3_EXPORTED:
 		snprintf(part[2], sizeof(part[2]), " multi-key-v3");
 		break;
-	case KEYSETUP_LO_FLAGS_MULTI_KEY:
+	case LO_FLAGS_MULTI_KEY_EXPORTED:
 		snprintf(part[2], sizeof(part[2]), " multi-key-v2");
 		break;
 	}
-	if (li->lo_init[0] && li->lo_encrypt_type != 2)
+	if (li->lo_init[0] && li->lo_encrypt_type != LO_CRYPT_DES)
 		snprintf(part[3], sizeof(part[3]), " loinit=%llu",
 			 (unsigned long long)li->lo_init[0]);
-	if (li->lo_flags & (KEYSETUP_LO_FLAGS_READ_ONLY | LO_FLAGS_READ_ONLY))
+	if (li->lo_flags & (LO_FLAGS_READ_ONLY_EXPORTED | LO_FLAGS_READ_ONLY))
 		snprintf(part[4], sizeof(part[4]), " read-only");
 	return snprintf(buf, len, "%s: [%04llx]:%llu (%s)%s%s%s%s%s%s", dev,
 			(unsigned long long)li->lo_device,
@@ -624,7 +629,7 @@ int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
 	snprintf((char *)li.lo_crypt_name, sizeof(li.lo_crypt_name), "%s", ks->cipher_name);
 	li.lo_offset = lo_offset;
 	li.lo_sizelimit = sizelimit;
-	li.lo_encrypt_type = KEYSETUP_CRYPT_AES;
+	li.lo_encrypt_type = LO_CRYPT_AES;
 	li.lo_encrypt_key_size = ks->key_len;
 	memcpy(li.lo_encrypt_key, ks->key_buffer, sizeof(li.lo_encrypt_key));
 	li.lo_init[0] = loinit;
@@ -638,7 +643,7 @@ int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
 			snprintf(err, errlen, "%s: multi-key set-up (%s) failed: %s",
 				 loopdev, keysetup_mode_name(ks), strerror(-rc));
 	}
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	if (rc)
 		ioctl(lfd, LOOP_CLR_FD, 0);
 out:
@@ -651,31 +656,25 @@ out:
 static int run_quiet(const char *prog, const char *arg)
 {
 	char path1[64], path2[64];
-	int status = 0;
+	const char *const paths[] = { path1, path2, NULL };
+	char *argv[] = { (char *)prog, (char *)arg, NULL };
+	char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
+	struct aesloop_spawn sp = {
+		.paths = paths,
+		.argv = argv,
+		.envp = envp,
+		.fds = { AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL },
+		.nfds = 3,
+	};
 	pid_t pid;
+	int rc;
 
 	snprintf(path1, sizeof(path1), "/sbin/%s", prog);
 	snprintf(path2, sizeof(path2), "/usr/sbin/%s", prog);
-	pid = fork();
-	if (pid < 0)
-		return -errno;
-	if (pid == 0) {
-		char *argv[] = { (char *)prog, (char *)arg, NULL };
-		char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
-		int fd = open("/dev/null", O_RDWR);
-
-		if (fd >= 0) {
-			dup2(fd, 0);
-			dup2(fd, 1);
-			dup2(fd, 2);
-		}
-		execve(path1, argv, envp);
-		execve(path2, argv, envp);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -EIO;
+	rc = aesloop_spawn(&sp, &pid);
+	if (rc)
+		return rc;
+	return aesloop_spawn_wait(pid) == 0 ? 0 : -EIO;
 }
 
 /* Is @loopdev bound, and to @backing?  1 same, 0 free, -EBUSY another. */
@@ -692,7 +691,7 @@ static int loop_bound_to(const char *loopdev, const char *backing)
 	close(fd);
 	if (rc < 0)
 		return 0;
-	explicit_bzero(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
+	memzero_explicit(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
 	/* lo_device and lo_inode name the backing file's inode */
 	if (stat(backing, &st) == 0 && li.lo_device == st.st_dev &&
 	    li.lo_inode == st.st_ino)
@@ -821,7 +820,7 @@ int aesloop_detach_encrypted(const char *dev)
 	if (ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_encrypt_type) {
 		rc = ioctl(fd, LOOP_CLR_FD, 0) == 0 ? 1 : -errno;
 	}
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	close(fd);
 	if (rc == 1)
 		aesloop_detach_notice(dev, 1, 0);
@@ -903,7 +902,7 @@ int aesloop_loop_keyed(int fd)
 		return -1;
 	memset(&li, 0, sizeof(li));
 	keyed = ioctl(fd, LOOP_GET_STATUS64, &li) == 0 && li.lo_encrypt_type;
-	explicit_bzero(&li, sizeof(li));
+	memzero_explicit(&li, sizeof(li));
 	errno = saved;
 	return keyed;
 }

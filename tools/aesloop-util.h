@@ -3,7 +3,7 @@
  * aesloop-util.h - what the patched util-linux losetup, mount and swapon
  * share for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7): the
  * loop-AES option set and its sources (command line, fstab, mount options),
- * the key setup run from it (tools/keysetup.c), the multi-key ioctl, the
+ * the key setup run from it (tools/keysetup*.c), the multi-key ioctl, the
  * status line of loop-AES's `losetup -a`, and what `losetup -d` says about
  * a detach that waits for other openers.
  *

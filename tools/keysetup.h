@@ -32,8 +32,9 @@
  * unexpected number of lines, when @lenient allows it) are written to
  * stderr at once, prefixed with the program name given to keysetup_init().
  *
- * This header needs nothing but <stddef.h> and <stdint.h>, so that it can be
- * included from util-linux's losetup.c as is.
+ * This header needs nothing but <stddef.h>, <stdint.h> and the driver's
+ * ABI header (found next to it, whatever -I the includer has), so that it
+ * can be included from util-linux's losetup.c as is.
  */
 #ifndef AESLOOP_KEYSETUP_H
 #define AESLOOP_KEYSETUP_H
@@ -41,8 +42,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* lo_encrypt_type of loop-AES's AES cipher (spec §3.1, §5). */
-#define KEYSETUP_CRYPT_AES	16
+#include "../loop/aesloop_uapi.h"
+
+/* The names the util-linux patches use for LO_CRYPT_AES and -R's ioctl. */
+#define KEYSETUP_CRYPT_AES			LO_CRYPT_AES
+#define KEYSETUP_LOOP_RECOMPUTE_DEV_SIZE	LOOP_RECOMPUTE_DEV_SIZE
 
 /* Size of the key buffer KB, and of lo_encrypt_key (spec §3.2, §5). */
 #define KEYSETUP_KEY_BUFFER_LEN	32
@@ -63,20 +67,12 @@
 /* Longest cipher name kept, as for lo_crypt_name (LO_NAME_SIZE - 1). */
 #define KEYSETUP_NAME_MAX	63
 
-/* Multi-key (spec §3.3): key lines that select a mode, and the key slots. */
-#define KEYSETUP_MULTI_V2	64	/* lines, and slots of multi-key-v2 */
-#define KEYSETUP_MULTI_V3	65	/* lines, and slots of multi-key-v3 */
-#define KEYSETUP_SLOT_LEN	32	/* bytes per slot, as in the ioctl payload */
-
-/* The loop-AES multi-key ioctls (spec §5), for the front ends. */
-#define KEYSETUP_LOOP_MULTI_KEY_SETUP		0x4C4D	/* u8 [64][32] */
-#define KEYSETUP_LOOP_MULTI_KEY_SETUP_V3	0x4C4E	/* u8 [65][32] */
-#define KEYSETUP_LOOP_RECOMPUTE_DEV_SIZE	0x4C52	/* no payload */
-
-/* Exported lo_flags of a loop-AES device (spec §5). */
-#define KEYSETUP_LO_FLAGS_MULTI_KEY	0x100000
-#define KEYSETUP_LO_FLAGS_MULTI_KEY_V3	0x080000
-#define KEYSETUP_LO_FLAGS_READ_ONLY	0x200000
+/*
+ * Multi-key (spec §3.3): the counts of key lines that select a mode, which
+ * are the counts of key slots the mode's ioctl takes.
+ */
+#define KEYSETUP_MULTI_V2	LOOP_MULTI_KEY_SLOTS	/* 64 */
+#define KEYSETUP_MULTI_V3	LOOP_MULTI_KEY_SLOTS_V3	/* 65 */
 
 /**
  * enum keysetup_hash - the -H choices of spec §3.2
@@ -126,7 +122,7 @@ enum keysetup_hash {
  * @gpg_key_limit: if not 0, gpg reads at most this many bytes of
  *               @gpg_key_file (a key file at the start of the volume itself)
  * @lines:       the lines read (NUL-terminated, heap, wiped by keysetup_wipe):
- *               @lines[0] is the passphrase; private to keysetup.c
+ *               @lines[0] is the passphrase; private to keysetup*.c
  * @line_len:    length of each of @lines, in bytes
  * @nstored:     how many of @lines are set
  * @unterminated: the last stored line ended at the end of the data, not at
@@ -145,7 +141,7 @@ enum keysetup_hash {
  *               multi-key ioctl; the driver replaces it), or slot 0 for
  *               -H random
  * @slots:       multi-key: the tweaked keys of spec §3.3, @nslots of them,
- *               KEYSETUP_SLOT_LEN bytes each: the LOOP_MULTI_KEY_SETUP(_V3)
+ *               LOOP_MULTI_KEY_SLOT_SIZE bytes each: the LOOP_MULTI_KEY_SETUP(_V3)
  *               payload
  * @errmsg:      the message of the last failure, NUL-terminated
  *
@@ -172,7 +168,7 @@ struct keysetup {
 	unsigned int nkeys;
 	unsigned int nslots;
 	uint8_t key_buffer[KEYSETUP_KEY_BUFFER_LEN];
-	uint8_t slots[KEYSETUP_MULTI_V3][KEYSETUP_SLOT_LEN];
+	uint8_t slots[KEYSETUP_MULTI_V3][LOOP_MULTI_KEY_SLOT_SIZE];
 	char errmsg[256];
 };
 

@@ -46,6 +46,30 @@ static void check_line(const char *name, const struct loop_info64 *li,
 	t_result(!strcmp(buf, want), name, "got '%s', expected '%s'", buf, want);
 }
 
+/*
+ * loop/aesloop_uapi.h is the one copy of the loop-AES ABI that driver,
+ * losetup and tests share, so none of them would notice a slip in it:
+ * its values against spec section 5, written out here on purpose.
+ */
+static void test_abi(void)
+{
+	t_result(LO_CRYPT_AES == 16, "abi-crypt-aes", "LO_CRYPT_AES is %d", LO_CRYPT_AES);
+	t_result(LOOP_MULTI_KEY_SETUP == 0x4C4D && LOOP_MULTI_KEY_SETUP_V3 == 0x4C4E &&
+		 LOOP_RECOMPUTE_DEV_SIZE == 0x4C52, "abi-ioctl-numbers",
+		 "0x%X 0x%X 0x%X", LOOP_MULTI_KEY_SETUP, LOOP_MULTI_KEY_SETUP_V3,
+		 LOOP_RECOMPUTE_DEV_SIZE);
+	t_result(LOOP_MULTI_KEY_SLOTS == 64 && LOOP_MULTI_KEY_SLOTS_V3 == 65 &&
+		 LOOP_MULTI_KEY_SLOT_SIZE == 32 &&
+		 sizeof(((struct keysetup *)0)->slots) == 65 * 32, "abi-key-slots",
+		 "%d and %d slots of %d bytes", LOOP_MULTI_KEY_SLOTS,
+		 LOOP_MULTI_KEY_SLOTS_V3, LOOP_MULTI_KEY_SLOT_SIZE);
+	t_result(LO_FLAGS_MULTI_KEY_EXPORTED == 0x100000 &&
+		 LO_FLAGS_MULTI_KEY_V3_EXPORTED == 0x080000 &&
+		 LO_FLAGS_READ_ONLY_EXPORTED == 0x200000, "abi-exported-flags",
+		 "0x%X 0x%X 0x%X", LO_FLAGS_MULTI_KEY_EXPORTED,
+		 LO_FLAGS_MULTI_KEY_V3_EXPORTED, LO_FLAGS_READ_ONLY_EXPORTED);
+}
+
 static void test_status(void)
 {
 	struct loop_info64 li;
@@ -59,7 +83,7 @@ static void test_status(void)
 		   "/dev/loop3: [0801]:12345 (/a/much/longer/name)");
 
 	li.lo_offset = 4096;
-	li.lo_encrypt_type = 16;
+	li.lo_encrypt_type = LO_CRYPT_AES;
 	li.lo_encrypt_key_size = 16;
 	check_line("status-offset-aes128", &li, NULL,
 		   "/dev/loop3: [0801]:12345 (/tmp/img) offset=4096 encryption=AES128");
@@ -67,21 +91,21 @@ static void test_status(void)
 	li.lo_offset = (__u64)-8192;
 	li.lo_sizelimit = 1048576;
 	li.lo_encrypt_key_size = 32;
-	li.lo_flags = 0x100000 | 0x080000;
+	li.lo_flags = LO_FLAGS_MULTI_KEY_EXPORTED | LO_FLAGS_MULTI_KEY_V3_EXPORTED;
 	check_line("status-at-offset-v3", &li, NULL,
 		   "/dev/loop3: [0801]:12345 (/tmp/img) offset=@8192 sizelimit=1048576 encryption=AES256 multi-key-v3");
 
 	li.lo_offset = 0;
 	li.lo_sizelimit = 0;
 	li.lo_encrypt_key_size = 24;
-	li.lo_flags = 0x100000 | 0x200000;
+	li.lo_flags = LO_FLAGS_MULTI_KEY_EXPORTED | LO_FLAGS_READ_ONLY_EXPORTED;
 	li.lo_init[0] = 7;
 	check_line("status-v2-loinit-ro", &li, NULL,
 		   "/dev/loop3: [0801]:12345 (/tmp/img) encryption=AES192 multi-key-v2 loinit=7 read-only");
 
 	li.lo_flags = LO_FLAGS_READ_ONLY;
 	li.lo_init[0] = 0;
-	li.lo_encrypt_type = 18;
+	li.lo_encrypt_type = LO_CRYPT_CRYPTOAPI;
 	strcpy((char *)li.lo_crypt_name, "twofish-cbc");
 	check_line("status-cryptoapi-mainline-ro", &li, NULL,
 		   "/dev/loop3: [0801]:12345 (/tmp/img) encryption=CryptoAPI/twofish-cbc read-only");
@@ -453,6 +477,7 @@ static void test_notice(void)
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	test_abi();
 	test_status();
 	test_opts();
 	test_argv();

@@ -98,8 +98,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define LOOP_MULTI_KEY_SETUP	0x4C4D
-#define LOOP_MULTI_KEY_SETUP_V3	0x4C4E
+#include "../../loop/aesloop_uapi.h"
 
 static int fail(const char *what)
 {
@@ -387,7 +386,7 @@ static int bind_race(int index, const char *file, long rounds)
 		memset(&cfg, 0, sizeof(cfg));
 		cfg.fd = ffd;
 		cfg.info.lo_flags = LO_FLAGS_PARTSCAN;
-		cfg.info.lo_encrypt_type = 16;
+		cfg.info.lo_encrypt_type = LO_CRYPT_AES;
 		cfg.info.lo_encrypt_key_size = 16;
 		memset(cfg.info.lo_encrypt_key, 0x5a, 16);
 		if (ioctl(fd, LOOP_CONFIGURE, &cfg) < 0)
@@ -461,9 +460,9 @@ static int fuzz(unsigned long long seed, long count, const char *file,
 		LOOP_SET_STATUS64, LOOP_GET_STATUS64, LOOP_CHANGE_FD,
 		LOOP_SET_CAPACITY, LOOP_SET_DIRECT_IO, LOOP_SET_BLOCK_SIZE,
 		LOOP_CONFIGURE, LOOP_MULTI_KEY_SETUP, LOOP_MULTI_KEY_SETUP_V3,
-		0x4C52, 0x4C0B, 0x4CFF, 0x1234,
+		LOOP_RECOMPUTE_DEV_SIZE, 0x4C0B, 0x4CFF, 0x1234,
 	};
-	static unsigned char buf[65 * 32 + 256];
+	static unsigned char buf[LOOP_MULTI_KEY_SLOTS_V3 * LOOP_MULTI_KEY_SLOT_SIZE + 256];
 	int fds[16], ffd, ok = 0, i;
 	long n;
 
@@ -858,20 +857,22 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(cmd, "multi") && argc == 4) {
-		static unsigned char slots[65][32];
+		static unsigned char slots[LOOP_MULTI_KEY_SLOTS_V3][LOOP_MULTI_KEY_SLOT_SIZE];
+		const int size = LOOP_MULTI_KEY_SLOT_SIZE;
 		char line[256];
 		FILE *f = fopen(argv[3], "r");
-		int count = 0;
+		int count = 0, v3;
 
 		if (!f)
 			return fail(argv[3]);
-		while (count < 65 && fgets(line, sizeof(line), f))
-			for (int i = 0; i < 32 && sscanf(line + 2 * i, "%2hhx", &slots[count][i]) == 1; i++)
-				if (i == 31)
+		while (count < LOOP_MULTI_KEY_SLOTS_V3 && fgets(line, sizeof(line), f))
+			for (int i = 0; i < size && sscanf(line + 2 * i, "%2hhx", &slots[count][i]) == 1; i++)
+				if (i == size - 1)
 					count++;
 		fclose(f);
-		if (ioctl(fd, count == 65 ? LOOP_MULTI_KEY_SETUP_V3 : LOOP_MULTI_KEY_SETUP, slots))
-			return fail(count == 65 ? "LOOP_MULTI_KEY_SETUP_V3" : "LOOP_MULTI_KEY_SETUP");
+		v3 = count == LOOP_MULTI_KEY_SLOTS_V3;
+		if (ioctl(fd, v3 ? LOOP_MULTI_KEY_SETUP_V3 : LOOP_MULTI_KEY_SETUP, slots))
+			return fail(v3 ? "LOOP_MULTI_KEY_SETUP_V3" : "LOOP_MULTI_KEY_SETUP");
 		return 0;
 	}
 	if (!strcmp(cmd, "raw") && argc >= 4) {

@@ -44,13 +44,11 @@
 
 #include <linux/loop.h>
 
+#include "../../../loop/aesloop_uapi.h"
+
 #define KEY_PROBE_LEN	16
 #define NPROBES		4	/* lo_encrypt_key, slots 0, 63, 64 */
-#define SLOT_LEN	32
-
-#define SHIM_LOOP_MULTI_KEY_SETUP	0x4C4D
-#define SHIM_LOOP_MULTI_KEY_SETUP_V3	0x4C4E
-#define SHIM_LOOP_RECOMPUTE_DEV_SIZE	0x4C52
+#define SLOT_LEN	LOOP_MULTI_KEY_SLOT_SIZE
 
 static unsigned char seen_key[NPROBES][KEY_PROBE_LEN];
 static int have_key[NPROBES];
@@ -186,14 +184,14 @@ int ioctl(int fd, unsigned long req, ...)
 	case LOOP_CLR_FD:
 		log_line("LOOP_CLR_FD\n");
 		return 0;
-	case SHIM_LOOP_MULTI_KEY_SETUP:
-	case SHIM_LOOP_MULTI_KEY_SETUP_V3:
+	case LOOP_MULTI_KEY_SETUP:
+	case LOOP_MULTI_KEY_SETUP_V3:
 	{
 		const char *fail = getenv("AESLOOP_SHIM_FAIL");
-		int n = req == SHIM_LOOP_MULTI_KEY_SETUP ? 64 : 65;
+		int v2 = req == LOOP_MULTI_KEY_SETUP;
 
-		log_multi(n == 64 ? "LOOP_MULTI_KEY_SETUP" : "LOOP_MULTI_KEY_SETUP_V3",
-			  arg, n);
+		log_multi(v2 ? "LOOP_MULTI_KEY_SETUP" : "LOOP_MULTI_KEY_SETUP_V3",
+			  arg, v2 ? LOOP_MULTI_KEY_SLOTS : LOOP_MULTI_KEY_SLOTS_V3);
 		scrub_stack();
 		if (fail && strstr(fail, "multi")) {
 			errno = EINVAL;
@@ -201,7 +199,7 @@ int ioctl(int fd, unsigned long req, ...)
 		}
 		return 0;
 	}
-	case SHIM_LOOP_RECOMPUTE_DEV_SIZE:
+	case LOOP_RECOMPUTE_DEV_SIZE:
 		log_line("LOOP_RECOMPUTE_DEV_SIZE\n");
 		return 0;
 	default:
