@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds util-linux's losetup, mount, swapon and swapoff with the aesloop
-# patch, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
+# patches, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
 # and BUILD_DIR/bin/swapoff.
 #
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
@@ -16,12 +16,13 @@
 #    BUILD_DIR/WORK/apt: the host's apt configuration is not touched.
 #    Skipped when the package is already there.
 # 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
-#    the series' patch (patches/util-linux-2.38.1-aesloop.patch,
-#    patches/util-linux-2.41-aesloop.patch) and configures a minimal build
+#    the series' patches in the order of its quilt series file
+#    (patches/util-linux/series-2.38, series-2.41; no fuzz: a patch that
+#    does not apply stops the build, named) and configures a minimal build
 #    (the four programs and the libraries they need, static, no
-#    systemd/udev/ncurses...).  Done again only when the patch, this script
-#    or the source package change.  (patches/mkpatch.sh regenerates the
-#    patch from an edited tree.)
+#    systemd/udev/ncurses...).  Done again only when a patch, the series,
+#    this script or the source package change.  (patches/mkpatch.sh edits
+#    the patches with quilt.)
 # 3. Compiles aesloop's tools/keysetup.c, tools/aesloop-util.c and aes/*.c
 #    from this tree with the project's flags: the loop-AES code itself is
 #    not in the patch, only the hooks that call it.  They and libcrypto are
@@ -49,7 +50,6 @@ suite=$ul_suite
 mkdir -p "$1"
 build=$(cd "$1" && pwd)
 work=$build/$ul_work_name
-patch_file=$top/patches/$ul_patch
 # BUILD_DIR/bin holds the programs of one series (a bin/ from before there
 # were several has the default series').
 series_mark=$build/bin/.util-linux-series
@@ -60,7 +60,8 @@ have_series=$(cat "$series_mark" 2>/dev/null ||
 cc=${CC:-gcc}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-[ -f "$patch_file" ] || die "$patch_file: no such patch"
+[ -f "$ul_series_file" ] || die "$ul_series_file: no such series file"
+patches=$(ul_series_patches) || die "$ul_series_file: a line with more than a patch name"
 for tool in apt-get dpkg-source patch "$cc"; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
 done
@@ -112,14 +113,15 @@ fi
 
 # --- 2. unpack, patch, configure (when an input changed) --------------------
 src=$work/src
-stamp_want=$( { sha256sum "$patch_file" "$0" "$top/patches/series.sh" "$dsc"; printf '%s\n' "${configure_args[@]}"; } |
+# shellcheck disable=SC2086 # $patches: paths without blanks, a line each
+stamp_want=$( { sha256sum "$ul_series_file" $patches "$0" "$top/patches/series.sh" "$dsc"
+	printf '%s\n' "${configure_args[@]}"; } |
 	sha256sum | cut -d' ' -f1)
 stamp_have=$(cat "$work/configured.stamp" 2>/dev/null || true)
 if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
 	echo "build-losetup.sh: unpacking $(basename "$dsc"), patching, configuring"
-	rm -rf "$src" "$work/configured.stamp"
-	dpkg-source --no-copy -x "$dsc" "$src" >"$work/dpkg-source.log" 2>&1 ||
-		{ tail -n 20 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
+	rm -rf "$work/configured.stamp"
+	ul_unpack "$dsc" "$src" "$work/dpkg-source.log" || die "cannot unpack $dsc"
 	# Debian's patches edit configure.ac and some Makemodule.am files (for
 	# programs we do not build), which would make make re-run autotools.
 	# The shipped configure and Makefile.in are right for losetup: date
@@ -136,8 +138,8 @@ if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
 		touch -d "@$((past + 20))" configure config.h.in
 		find . -name Makefile.in -exec touch -d "@$((past + 30))" {} +
 	)
-	patch -d "$src" -p1 --forward --batch <"$patch_file" >"$work/patch.log" 2>&1 ||
-		{ cat "$work/patch.log" >&2; die "$patch_file does not apply to $(basename "$dsc")"; }
+	ul_apply_series "$src" "$work/patch.log" ||
+		die "the $ul_series series does not apply to $(basename "$dsc" .dsc)"
 	(cd "$src" && ./configure "${configure_args[@]}") >"$work/configure.log" 2>&1 ||
 		{ tail -n 30 "$work/configure.log" >&2; die "configure failed (see $work/configure.log)"; }
 	echo "$stamp_want" >"$work/configured.stamp"

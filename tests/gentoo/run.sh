@@ -215,7 +215,7 @@ if [[ -n ${have_dist} ]]; then
 		stamps+=("${day} ${time}")
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
-	for f in Makefile loop/Kbuild patches/util-linux-2.38.1-aesloop.patch tools/keysetup.c README.md; do
+	for f in Makefile loop/Kbuild patches/util-linux/series-2.38 tools/keysetup.c README.md; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
 	# gzip -n: no name, time 0 (bytes 4-7), FLG without FNAME (byte 3).
@@ -567,7 +567,7 @@ if [[ -n ${kver} ]]; then
 	EOF
 fi
 
-# app-crypt/aesloop-losetup: a real build of util-linux 2.38.1 with the patch.
+# app-crypt/aesloop-losetup: a real build of util-linux 2.38.1 with the patches.
 pf=aesloop-losetup-${version}
 if [[ -z ${have_manifest} ]]; then
 	skip "${pf}" "no tarball and Manifest from make dist"
@@ -586,7 +586,11 @@ else
 		for f in util-linux-2.38.1.tar.xz "${tarball##*/}"; do
 			grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
 		done
-		grep -q '^eapply .*/patches/util-linux-2.38.1-aesloop.patch$' "${t}" || why+=("the patch was not applied")
+		# Every patch of the 2.38 quilt series, in its order, and no other.
+		applied=$(trace_events "${t}" eapply | sed -n 's|^.*/patches/util-linux/||p' | paste -sd' ' -)
+		series=$(grep -v '^#' "${top}/patches/util-linux/series-2.38" | paste -sd' ' -)
+		[[ -n ${series} && ${applied} == "${series}" ]] ||
+			why+=("the patches applied were [${applied}], not series-2.38's [${series}]")
 		line=$(trace_events "${t}" econf)
 		for a in --disable-all-programs --enable-losetup --enable-mount --disable-shared; do
 			in_words "${a}" "${line}" || why+=("econf was not given ${a}")

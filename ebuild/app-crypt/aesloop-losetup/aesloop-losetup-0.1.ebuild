@@ -5,7 +5,7 @@ EAPI=8
 
 inherit toolchain-funcs
 
-# The util-linux release that aesloop's patch is made for.
+# The util-linux release that aesloop's patches are made for.
 UL_PV=2.38.1
 UL_P=util-linux-${UL_PV}
 AESLOOP_P=aesloop-${PV}
@@ -32,7 +32,16 @@ DEPEND="
 "
 BDEPEND="virtual/pkgconfig"
 
-PATCHES=( "${WORKDIR}/${AESLOOP_P}/patches/${UL_P}-aesloop.patch" )
+# aesloop's util-linux 2.38 series, in the order of its quilt series file
+# (patches/util-linux/series-2.38 in aesloop's tarball).
+AESLOOP_UL_PATCHES="${WORKDIR}/${AESLOOP_P}/patches/util-linux"
+PATCHES=(
+	"${AESLOOP_UL_PATCHES}"/loopdev-set-encryption.patch
+	"${AESLOOP_UL_PATCHES}"/2.38/libmount-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.38/losetup-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.38/mount-pass-fd.patch
+	"${AESLOOP_UL_PATCHES}"/swapon-swapoff-encrypted-swap.patch
+)
 
 src_configure() {
 	# Only losetup and mount.  util-linux's libraries are built static and
@@ -85,7 +94,7 @@ src_compile() {
 	local crypto
 	crypto=$($(tc-getPKG_CONFIG) --libs libcrypto) || die
 
-	# The patch's hooks reach aesloop's code from losetup, libmount (so mount)
+	# The patches' hooks reach aesloop's code from losetup, libmount (so mount)
 	# and lib/: its headers for every object, its library for every link.
 	emake losetup mount \
 		"CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools" \
@@ -111,7 +120,7 @@ pkg_postinst() {
 	elog "It needs aesloop's loop.ko (sys-fs/aesloop) loaded in place of the kernel's"
 	elog "own loop module.  Its page, aesloop-losetup(8), and aesloop-losetup --help"
 	elog "list the loop-AES options (-e, -p, -K, -H, -S, -C, ...)."
-	elog "aesloop-mount is util-linux's mount with the same patch: it takes loop-AES's"
+	elog "aesloop-mount is util-linux's mount with the same patches: it takes loop-AES's"
 	elog "mount options (loop=, encryption=, gpgkey=, phash=, ...) on its command line"
 	elog "and in /etc/fstab."
 }
