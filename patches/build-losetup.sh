@@ -14,14 +14,16 @@
 #    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38, util-linux-2.41 for
 #    2.41), with a private apt sources list, lists and cache under
 #    BUILD_DIR/WORK/apt: the host's apt configuration is not touched.
-#    Skipped when the package is already there.
-# 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
-#    the series' patches in the order of its quilt series file
+#    Skipped when the package is already there.  Of it, only the upstream
+#    release tarball is used (util-linux_RELEASE.orig.tar.xz), and only if
+#    its SHA-256 is the one patches/series.sh has for the series.
+# 2. Unpacks the tarball (upstream's source; Debian's patches are not
+#    applied), applies the series' patches in the order of its quilt series file
 #    (patches/util-linux/series-2.38, series-2.41; no fuzz: a patch that
 #    does not apply stops the build, named) and configures a minimal build
 #    (the four programs and the libraries they need, static, no
 #    systemd/udev/ncurses...).  Done again only when a patch, the series,
-#    this script or the source package change.  (patches/mkpatch.sh edits
+#    this script or the tarball change.  (patches/mkpatch.sh edits
 #    the patches with quilt.)
 # 3. Compiles aesloop's tools/keysetup.c, tools/aesloop-util.c and aes/*.c
 #    from this tree with the project's flags: the loop-AES code itself is
@@ -30,7 +32,7 @@
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
-# Needs: apt-get, dpkg-source (dpkg-dev), patch, a C toolchain, libssl-dev.
+# Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev.
 set -euo pipefail
 
 mirror=http://deb.debian.org/debian
@@ -62,7 +64,7 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 [ -f "$ul_series_file" ] || die "$ul_series_file: no such series file"
 patches=$(ul_series_patches) || die "$ul_series_file: a line with more than a patch name"
-for tool in apt-get dpkg-source patch "$cc"; do
+for tool in apt-get patch xz "$cc"; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
 done
 
@@ -87,9 +89,9 @@ configure_args=(
 # Whatever the file dates say, make never re-runs autotools (see step 2).
 no_autotools=(AUTOCONF=: AUTOHEADER=: AUTOMAKE=: ACLOCAL=:)
 
-# --- 1. the source package -------------------------------------------------
-dsc=$(ul_find_dsc "$work/dl")
-if [ -z "$dsc" ]; then
+# --- 1. the release tarball, from Debian's source package ------------------
+tarball=$(ul_tarball "$work/dl")
+if [ ! -f "$tarball" ]; then
 	echo "build-losetup.sh: fetching util-linux $version source from Debian $suite"
 	apt=$work/apt
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" \
@@ -107,39 +109,32 @@ if [ -z "$dsc" ]; then
 	(cd "$work/dl" && apt-get -q "${apt_opts[@]}" source --download-only util-linux) \
 		>>"$work/apt.log" 2>&1 ||
 		{ tail -n 20 "$work/apt.log" >&2; die "apt-get source util-linux failed"; }
-	dsc=$(ul_find_dsc "$work/dl")
-	[ -n "$dsc" ] || die "Debian $suite no longer has util-linux $version: $(ls "$work/dl")"
+	[ -f "$tarball" ] ||
+		die "Debian $suite's util-linux source is not release $version (it has: $(cd "$work/dl" && echo util-linux_*.orig.tar.*)): the $ul_series line of patches/series.sh names the release and its SHA-256"
 fi
+# Every build, not only the first: the checksum is what says which source
+# the programs are built from.
+sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+[ "$sum" = "$ul_sha256" ] ||
+	die "$tarball: SHA-256 mismatch: it is $sum, patches/series.sh has $ul_sha256 for util-linux $version; refusing to build from it"
 
 # --- 2. unpack, patch, configure (when an input changed) --------------------
+# The release tarball as it is, without Debian's patches: ours apply to
+# upstream's code.  Its autotools output is the release's own, older than
+# nothing it was made from, and the patches touch no autotools input, so
+# make has no reason to re-run autotools (and is told not to, below).
 src=$work/src
 # shellcheck disable=SC2086 # $patches: paths without blanks, a line each
-stamp_want=$( { sha256sum "$ul_series_file" $patches "$0" "$top/patches/series.sh" "$dsc"
+stamp_want=$( { sha256sum "$ul_series_file" $patches "$0" "$top/patches/series.sh" "$tarball"
 	printf '%s\n' "${configure_args[@]}"; } |
 	sha256sum | cut -d' ' -f1)
 stamp_have=$(cat "$work/configured.stamp" 2>/dev/null || true)
 if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
-	echo "build-losetup.sh: unpacking $(basename "$dsc"), patching, configuring"
+	echo "build-losetup.sh: unpacking $(basename "$tarball") (SHA-256 checked), patching, configuring"
 	rm -rf "$work/configured.stamp"
-	ul_unpack "$dsc" "$src" "$work/dpkg-source.log" || die "cannot unpack $dsc"
-	# Debian's patches edit configure.ac and some Makemodule.am files (for
-	# programs we do not build), which would make make re-run autotools.
-	# The shipped configure and Makefile.in are right for losetup: date
-	# them after their sources, all in the past.  (Dates in the future make
-	# configure's own sanity check fail: "newly created file is older than
-	# distributed files".)  make is also told not to run autotools at all,
-	# below.
-	(
-		cd "$src"
-		past=$(($(date +%s) - 60))
-		find . \( -name configure.ac -o -name '*.am' -o -name '*.m4' \) \
-			-exec touch -d "@$past" {} +
-		touch -d "@$((past + 10))" aclocal.m4
-		touch -d "@$((past + 20))" configure config.h.in
-		find . -name Makefile.in -exec touch -d "@$((past + 30))" {} +
-	)
+	ul_unpack "$tarball" "$src" "$work/unpack.log" || die "cannot unpack $tarball"
 	ul_apply_series "$src" "$work/patch.log" ||
-		die "the $ul_series series does not apply to $(basename "$dsc" .dsc)"
+		die "the $ul_series series does not apply to util-linux $version"
 	(cd "$src" && ./configure "${configure_args[@]}") >"$work/configure.log" 2>&1 ||
 		{ tail -n 30 "$work/configure.log" >&2; die "configure failed (see $work/configure.log)"; }
 	echo "$stamp_want" >"$work/configured.stamp"
@@ -178,4 +173,4 @@ for p in "${programs[@]}"; do
 	install -D -m 0755 "$src/$p" "$build/bin/$p"
 done
 echo "$ul_series" >"$series_mark"
-echo "build-losetup.sh: installed ${programs[*]} in $build/bin ($(basename "$dsc" .dsc) + aesloop)"
+echo "build-losetup.sh: installed ${programs[*]} in $build/bin (util-linux $version + aesloop)"

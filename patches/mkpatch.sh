@@ -6,13 +6,14 @@
 #
 #   patches/mkpatch.sh edit [BUILD_DIR] [SERIES]
 #         a fresh quilt work tree, BUILD_DIR/WORK/quilt: the series' util-linux
-#         source with all its patches pushed (quilt push -a)
+#         release (its tarball, checked as build-losetup.sh checks it) with
+#         all its patches pushed (quilt push -a)
 #   patches/mkpatch.sh quilt [BUILD_DIR] [SERIES] [--] QUILT-ARGS...
 #         quilt QUILT-ARGS in that work tree, with patches/quiltrc's settings
 #         (e.g. pop, push, edit FILE, refresh, new 2.41/NAME.patch, header -e)
 #   patches/mkpatch.sh check [SERIES...]
 #         every patch of each series (default: all) applies, in order and
-#         with no fuzz, to a fresh copy of the series' source
+#         with no fuzz, to a fresh copy of the series' release
 #
 # SERIES is 2.38 (the default) or 2.41; WORK and the default BUILD_DIR are
 # the series' (patches/series.sh): build/util-linux for 2.38,
@@ -40,12 +41,13 @@ edit | quilt | check) shift ;;
 *) die "$usage" ;;
 esac
 
-# source_of BUILD: the .dsc of the current series under BUILD, or die.
+# source_of BUILD: the release tarball of the current series under BUILD,
+# or die.
 source_of() {
-	local dsc
-	dsc=$(ul_find_dsc "$1/$ul_work_name/dl")
-	[ -n "$dsc" ] || die "no util-linux $ul_version source in $1/$ul_work_name/dl: run patches/build-losetup.sh $1 $ul_series first"
-	echo "$dsc"
+	local tarball
+	tarball=$(ul_tarball "$1/$ul_work_name/dl")
+	[ -f "$tarball" ] || die "no util-linux $ul_version source in $1/$ul_work_name/dl: run patches/build-losetup.sh $1 $ul_series first"
+	echo "$tarball"
 }
 
 if [ "$cmd" = check ]; then
@@ -56,10 +58,10 @@ if [ "$cmd" = check ]; then
 	status=0
 	for s in "${args[@]}"; do
 		ul_series "$s" || die "unknown util-linux series '$s' (known: $(ul_series_names))"
-		dsc=$(source_of "$top/$ul_build_name")
-		ul_unpack "$dsc" "$tmp/$s" "$tmp/unpack.log" || die "cannot unpack $dsc"
+		tarball=$(source_of "$top/$ul_build_name")
+		ul_unpack "$tarball" "$tmp/$s" "$tmp/unpack.log" || die "cannot unpack $tarball"
 		if ul_apply_series "$tmp/$s" "$tmp/patch.log"; then
-			echo "mkpatch.sh: $s: $(ul_series_patches | wc -l) patches apply to $(basename "$dsc" .dsc)"
+			echo "mkpatch.sh: $s: $(ul_series_patches | wc -l) patches apply to util-linux $ul_version"
 		else
 			status=1
 		fi
@@ -95,9 +97,9 @@ export QUILTRC=$top/patches/quiltrc
 
 case "$cmd" in
 edit)
-	dsc=$(source_of "$build")
-	ul_unpack "$dsc" "$tree" "$build/$ul_work_name/quilt-unpack.log" ||
-		die "cannot unpack $dsc"
+	tarball=$(source_of "$build")
+	ul_unpack "$tarball" "$tree" "$build/$ul_work_name/quilt-unpack.log" ||
+		die "cannot unpack $tarball"
 	# quilt keeps where the patches and the series file are in .pc/.
 	(cd "$tree" && QUILT_PATCHES=$ul_patch_dir QUILT_SERIES=${ul_series_file##*/} \
 		quilt push -a -q) || die "the series does not apply: see above"

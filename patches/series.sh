@@ -1,11 +1,14 @@
 # The util-linux series the aesloop patches exist for, sourced by
 # build-losetup.sh and mkpatch.sh.  One line a series:
 #
-#   series  Debian suite  source version  quilt series file  work dir  default BUILD_DIR
+#   series  Debian suite  release  its tarball's SHA-256  quilt series file  work dir  default BUILD_DIR
 #
-# The source version is matched as a prefix of Debian's upstream version at
-# a dot: 2.38.1 is 2.38.1 only, 2.41 is whatever 2.41.x the suite serves
-# (the patches apply to every point release).  The series file, in
+# The programs are built from util-linux's upstream release tarball, which
+# Debian's source package of the suite carries as util-linux_RELEASE.orig.tar.xz
+# (fetched with apt-get source), checked against the SHA-256 here: Debian's
+# own patches are not applied.  When the suite moves to another release, the
+# build stops until the line here names it (check that the patches apply:
+# patches/mkpatch.sh check).  The series file, in
 # patches/util-linux/, lists the series' patches in the order they apply
 # (quilt's format; a patch both series share is listed in both).  The work
 # dir is under BUILD_DIR; the default BUILD_DIR is relative to the top of
@@ -14,22 +17,23 @@
 # shellcheck shell=bash
 
 ul_series_table='
-2.38  bookworm  2.38.1  series-2.38  util-linux       build
-2.41  trixie    2.41    series-2.41  util-linux-2.41  build/ul-2.41
+2.38  bookworm  2.38.1  60492a19b44e6cf9a3ddff68325b333b8b52b6c59ce3ebd6a0ecaa4c5117e84f  series-2.38  util-linux       build
+2.41  trixie    2.41.5  f586e35d320ff537aab3ffeca37e9ecd482ccbe013590db4429a414d8aa6a728  series-2.41  util-linux-2.41  build/ul-2.41
 '
 ul_default_series=2.38
 # The folder of the patches and series files.
 ul_patch_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/util-linux
 
-# ul_series SERIES: sets ul_series, ul_suite, ul_version, ul_series_file
-# (its path), ul_work_name and ul_build_name for SERIES (empty: the
-# default), for the script that sources this; fails for an unknown one.
+# ul_series SERIES: sets ul_series, ul_suite, ul_version, ul_sha256,
+# ul_series_file (its path), ul_work_name and ul_build_name for SERIES
+# (empty: the default), for the script that sources this; fails for an
+# unknown one.
 # shellcheck disable=SC2034
 ul_series() {
-	local want=${1:-$ul_default_series} series suite version file work build
-	while read -r series suite version file work build; do
+	local want=${1:-$ul_default_series} series suite version sha256 file work build
+	while read -r series suite version sha256 file work build; do
 		[ "$series" = "$want" ] || continue
-		ul_series=$series ul_suite=$suite ul_version=$version
+		ul_series=$series ul_suite=$suite ul_version=$version ul_sha256=$sha256
 		ul_series_file=$ul_patch_dir/$file
 		ul_work_name=$work ul_build_name=$build
 		return 0
@@ -76,28 +80,32 @@ ul_apply_series() {
 	done <<<"$patches"
 }
 
-# ul_find_dsc DIR: the newest .dsc of util-linux $ul_version in DIR, or
-# nothing.
-ul_find_dsc() {
-	local f
-	for f in "$1/util-linux_$ul_version"-*.dsc "$1/util-linux_$ul_version".*-*.dsc; do
-		if [ -f "$f" ]; then
-			echo "$f"
-		fi
-	done | sort -V | tail -n 1
+# ul_tarball DIR: where util-linux $ul_version's release tarball is in DIR
+# (the name Debian's source package gives it).
+ul_tarball() {
+	echo "$1/util-linux_$ul_version.orig.tar.xz"
 }
 
-# ul_unpack DSC DEST LOG: DEST, new, holds the source of DSC: Debian's source
-# package unpacked by dpkg-source (Debian's patches applied), without
-# dpkg-source's quilt state (.pc), which is not our series'.  dpkg-source's
-# output in LOG.
+# ul_unpack TARBALL DEST LOG: DEST, new, holds util-linux's source from
+# TARBALL, if its SHA-256 is the series'; tar's output in LOG.  A tarball
+# with another checksum is refused: it is not the release the patches are
+# for, or not the release at all.
 ul_unpack() {
-	local dsc=$1 dest=$2 log=$3
-	rm -rf "$dest"
-	if ! dpkg-source --no-copy -x "$dsc" "$dest" >"$log" 2>&1; then
-		tail -n 20 "$log" >&2
-		echo "dpkg-source -x $dsc failed" >&2
+	local tarball=$1 dest=$2 log=$3 sum tmp
+	sum=$(sha256sum "$tarball" | cut -d' ' -f1) || return 1
+	if [ "$sum" != "$ul_sha256" ]; then
+		echo "$tarball: SHA-256 $sum, not util-linux $ul_version's $ul_sha256 (patches/series.sh): refusing to build from it" >&2
 		return 1
 	fi
-	rm -rf "$dest/.pc"
+	rm -rf "$dest" "$dest.unpack"
+	mkdir -p "$dest.unpack"
+	if ! tar -xJf "$tarball" -C "$dest.unpack" >"$log" 2>&1; then
+		tail -n 20 "$log" >&2
+		echo "tar cannot unpack $tarball" >&2
+		return 1
+	fi
+	tmp=$dest.unpack/util-linux-$ul_version
+	[ -d "$tmp" ] || { echo "$tarball has no util-linux-$ul_version/" >&2; return 1; }
+	mv "$tmp" "$dest"
+	rm -rf "$dest.unpack"
 }
