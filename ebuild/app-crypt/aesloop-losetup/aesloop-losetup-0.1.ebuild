@@ -36,6 +36,7 @@ BDEPEND="virtual/pkgconfig"
 # (patches/util-linux/series-2.38 in aesloop's tarball).
 AESLOOP_UL_PATCHES="${WORKDIR}/${AESLOOP_P}/patches/util-linux"
 PATCHES=(
+	"${AESLOOP_UL_PATCHES}"/2.38/losetup-list-bare-majmin.patch
 	"${AESLOOP_UL_PATCHES}"/loopdev-set-encryption.patch
 	"${AESLOOP_UL_PATCHES}"/2.38/libmount-loop-aes-options.patch
 	"${AESLOOP_UL_PATCHES}"/2.38/losetup-loop-aes-options.patch
