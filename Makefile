@@ -23,7 +23,7 @@
 #                        ($(PREFIX)/lib/systemd/system-generators), the dracut
 #                        module into $(DRACUT_MODULES) if dracut is installed, helpers
 #                        into $(PREFIX)/lib/aesloop (DESTDIR too)
-#   make losetup         the util-linux losetup with the aesloop patch
+#   make losetup         the util-linux losetup with the aesloop patches
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
 #                        build/ul-2.41/bin
@@ -338,17 +338,20 @@ deb:
 		cp -r $(BUILD)/$$w/dl $(DEB_TREE)/build/$$w/; } || exit 1; done
 	cd $(DEB_TREE) && dpkg-buildpackage --build=binary --no-sign
 
-# One BUILD_DIR per util-linux series (patches/series.sh).
+# One BUILD_DIR per util-linux series (patches/series.sh), rebuilt when its quilt series
+# (patches/util-linux/series-SERIES) or a patch it lists changes.
+UL_SERIES_PATCHES = patches/util-linux/series-$(1) \
+	$(addprefix patches/util-linux/,$(shell grep -v '^\#' patches/util-linux/series-$(1)))
 losetup: $(BUILD)/bin/losetup
 
 $(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
-		      patches/util-linux-2.38.1-aesloop.patch $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+		      $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
 
 losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
 
 $(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			      patches/util-linux-2.41-aesloop.patch $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+			      $(call UL_SERIES_PATCHES,2.41) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
 
 check:

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Builds util-linux's losetup, mount, swapon and swapoff with the aesloop
-# patch, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
+# patches, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
 # and BUILD_DIR/bin/swapoff.
 #
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
@@ -14,22 +14,26 @@
 #    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38, util-linux-2.41 for
 #    2.41), with a private apt sources list, lists and cache under
 #    BUILD_DIR/WORK/apt: the host's apt configuration is not touched.
-#    Skipped when the package is already there.
-# 2. Unpacks it with dpkg-source (Debian's own patches applied), applies
-#    the series' patch (patches/util-linux-2.38.1-aesloop.patch,
-#    patches/util-linux-2.41-aesloop.patch) and configures a minimal build
+#    Skipped when the package is already there.  Of it, only the upstream
+#    release tarball is used (util-linux_RELEASE.orig.tar.xz), and only if
+#    its SHA-256 is the one patches/series.sh has for the series.
+# 2. Unpacks the tarball (upstream's source; Debian's patches are not
+#    applied), applies the series' patches in the order of its quilt series file
+#    (patches/util-linux/series-2.38, series-2.41; no fuzz: a patch that
+#    does not apply stops the build, named) and configures a minimal build
 #    (the four programs and the libraries they need, static, no
-#    systemd/udev/ncurses...).  Done again only when the patch, this script
-#    or the source package change.  (patches/mkpatch.sh regenerates the
-#    patch from an edited tree.)
+#    systemd/udev/ncurses...).  Done again only when a patch, the series,
+#    this script or the tarball change.  (patches/mkpatch.sh edits
+#    the patches with quilt.)
 # 3. Builds aesloop's library (key setup, the util-linux hooks' helpers, AES)
 #    from this tree with the project's Makefile, as BUILD_DIR/WORK/aesloop/
-#    libaesloop.a: the loop-AES code itself is not in the patch, only the
-#    hooks that call it.  It and libcrypto are linked into the programs.
+#    libaesloop.a: the loop-AES code itself is not in the patches, only the
+#    hooks that call it.  It, the tree's libmount and libcrypto are linked
+#    into the programs.
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
-# Needs: apt-get, dpkg-source (dpkg-dev), patch, a C toolchain, libssl-dev.
+# Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev.
 set -euo pipefail
 
 mirror=http://deb.debian.org/debian
@@ -49,7 +53,6 @@ suite=$ul_suite
 mkdir -p "$1"
 build=$(cd "$1" && pwd)
 work=$build/$ul_work_name
-patch_file=$top/patches/$ul_patch
 # BUILD_DIR/bin holds the programs of one series (a bin/ from before there
 # were several has the default series').
 series_mark=$build/bin/.util-linux-series
@@ -60,8 +63,9 @@ have_series=$(cat "$series_mark" 2>/dev/null ||
 cc=${CC:-gcc}
 jobs=$(nproc 2>/dev/null || echo 2)
 
-[ -f "$patch_file" ] || die "$patch_file: no such patch"
-for tool in apt-get dpkg-source patch "$cc"; do
+[ -f "$ul_series_file" ] || die "$ul_series_file: no such series file"
+patches=$(ul_series_patches) || die "$ul_series_file: a line with more than a patch name"
+for tool in apt-get patch xz "$cc"; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
 done
 
@@ -86,9 +90,9 @@ configure_args=(
 # Whatever the file dates say, make never re-runs autotools (see step 2).
 no_autotools=(AUTOCONF=: AUTOHEADER=: AUTOMAKE=: ACLOCAL=:)
 
-# --- 1. the source package -------------------------------------------------
-dsc=$(ul_find_dsc "$work/dl")
-if [ -z "$dsc" ]; then
+# --- 1. the release tarball, from Debian's source package ------------------
+tarball=$(ul_tarball "$work/dl")
+if [ ! -f "$tarball" ]; then
 	echo "build-losetup.sh: fetching util-linux $version source from Debian $suite"
 	apt=$work/apt
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" \
@@ -106,38 +110,32 @@ if [ -z "$dsc" ]; then
 	(cd "$work/dl" && apt-get -q "${apt_opts[@]}" source --download-only util-linux) \
 		>>"$work/apt.log" 2>&1 ||
 		{ tail -n 20 "$work/apt.log" >&2; die "apt-get source util-linux failed"; }
-	dsc=$(ul_find_dsc "$work/dl")
-	[ -n "$dsc" ] || die "Debian $suite no longer has util-linux $version: $(ls "$work/dl")"
+	[ -f "$tarball" ] ||
+		die "Debian $suite's util-linux source is not release $version (it has: $(cd "$work/dl" && echo util-linux_*.orig.tar.*)): the $ul_series line of patches/series.sh names the release and its SHA-256"
 fi
+# Every build, not only the first: the checksum is what says which source
+# the programs are built from.
+sum=$(sha256sum "$tarball" | cut -d' ' -f1)
+[ "$sum" = "$ul_sha256" ] ||
+	die "$tarball: SHA-256 mismatch: it is $sum, patches/series.sh has $ul_sha256 for util-linux $version; refusing to build from it"
 
 # --- 2. unpack, patch, configure (when an input changed) --------------------
+# The release tarball as it is, without Debian's patches: ours apply to
+# upstream's code.  Its autotools output is the release's own, older than
+# nothing it was made from, and the patches touch no autotools input, so
+# make has no reason to re-run autotools (and is told not to, below).
 src=$work/src
-stamp_want=$( { sha256sum "$patch_file" "$0" "$top/patches/series.sh" "$dsc"; printf '%s\n' "${configure_args[@]}"; } |
+# shellcheck disable=SC2086 # $patches: paths without blanks, a line each
+stamp_want=$( { sha256sum "$ul_series_file" $patches "$0" "$top/patches/series.sh" "$tarball"
+	printf '%s\n' "${configure_args[@]}"; } |
 	sha256sum | cut -d' ' -f1)
 stamp_have=$(cat "$work/configured.stamp" 2>/dev/null || true)
 if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
-	echo "build-losetup.sh: unpacking $(basename "$dsc"), patching, configuring"
-	rm -rf "$src" "$work/configured.stamp"
-	dpkg-source --no-copy -x "$dsc" "$src" >"$work/dpkg-source.log" 2>&1 ||
-		{ tail -n 20 "$work/dpkg-source.log" >&2; die "dpkg-source -x $dsc failed"; }
-	# Debian's patches edit configure.ac and some Makemodule.am files (for
-	# programs we do not build), which would make make re-run autotools.
-	# The shipped configure and Makefile.in are right for losetup: date
-	# them after their sources, all in the past.  (Dates in the future make
-	# configure's own sanity check fail: "newly created file is older than
-	# distributed files".)  make is also told not to run autotools at all,
-	# below.
-	(
-		cd "$src"
-		past=$(($(date +%s) - 60))
-		find . \( -name configure.ac -o -name '*.am' -o -name '*.m4' \) \
-			-exec touch -d "@$past" {} +
-		touch -d "@$((past + 10))" aclocal.m4
-		touch -d "@$((past + 20))" configure config.h.in
-		find . -name Makefile.in -exec touch -d "@$((past + 30))" {} +
-	)
-	patch -d "$src" -p1 --forward --batch <"$patch_file" >"$work/patch.log" 2>&1 ||
-		{ cat "$work/patch.log" >&2; die "$patch_file does not apply to $(basename "$dsc")"; }
+	echo "build-losetup.sh: unpacking $(basename "$tarball") (SHA-256 checked), patching, configuring"
+	rm -rf "$work/configured.stamp"
+	ul_unpack "$tarball" "$src" "$work/unpack.log" || die "cannot unpack $tarball"
+	ul_apply_series "$src" "$work/patch.log" ||
+		die "the $ul_series series does not apply to util-linux $version"
 	(cd "$src" && ./configure "${configure_args[@]}") >"$work/configure.log" 2>&1 ||
 		{ tail -n 30 "$work/configure.log" >&2; die "configure failed (see $work/configure.log)"; }
 	echo "$stamp_want" >"$work/configured.stamp"
@@ -163,7 +161,8 @@ echo "build-losetup.sh: building ${programs[*]}"
 # does not link it of its own) and libcrypto to every link; the archive is
 # not a make prerequisite, so always relink, and libmount is built first.
 (cd "$src" && rm -f "${programs[@]}")
-make -C "$src" -j"$jobs" libmount.la "${no_autotools[@]}" >"$work/make.log" 2>&1 &&
+make -C "$src" -j"$jobs" libmount.la "${no_autotools[@]}" >"$work/make.log" 2>&1 ||
+	{ tail -n 30 "$work/make.log" >&2; die "make libmount.la failed (see $work/make.log)"; }
 make -C "$src" -j"$jobs" "${programs[@]}" \
 	"LIBS=$obj/libaesloop.a $src/libmount.la -lcrypto" \
 	"${no_autotools[@]}" \
@@ -181,4 +180,4 @@ for p in "${programs[@]}"; do
 	install -D -m 0755 "$src/$p" "$build/bin/$p"
 done
 echo "$ul_series" >"$series_mark"
-echo "build-losetup.sh: installed ${programs[*]} in $build/bin ($(basename "$dsc" .dsc) + aesloop)"
+echo "build-losetup.sh: installed ${programs[*]} in $build/bin (util-linux $version + aesloop)"

@@ -1,26 +1,28 @@
 #!/bin/bash
-# Keeps the util-linux patches (patches/util-linux-2.38.1-aesloop.patch,
-# patches/util-linux-2.41-aesloop.patch) generated, never edited by hand:
-# a patch is the difference between Debian's util-linux source and a work
-# tree where the hooks are edited as ordinary C.
+# Edits the util-linux patches with quilt.  patches/util-linux/ holds the
+# patches and one quilt series file a util-linux series (series-2.38,
+# series-2.41; patches/series.sh has the table); a patch both series share
+# is one file, listed in both.
 #
 #   patches/mkpatch.sh edit [BUILD_DIR] [SERIES]
-#                         unpack BUILD_DIR/WORK/pristine and .../work (the
-#                         patch applied; a patch that is only a description
-#                         starts a new series)
-#   (edit files under BUILD_DIR/WORK/work)
-#   patches/mkpatch.sh diff [BUILD_DIR] [SERIES]
-#                         rewrite the patch from work against pristine; its
-#                         text before the first "--- " line (the
-#                         description) is kept
+#         a fresh quilt work tree, BUILD_DIR/WORK/quilt: the series' util-linux
+#         release (its tarball, checked as build-losetup.sh checks it) with
+#         all its patches pushed (quilt push -a)
+#   patches/mkpatch.sh quilt [BUILD_DIR] [SERIES] [--] QUILT-ARGS...
+#         quilt QUILT-ARGS in that work tree, with patches/quiltrc's settings
+#         (e.g. pop, push, edit FILE, refresh, new 2.41/NAME.patch, header -e)
+#   patches/mkpatch.sh check [SERIES...]
+#         every patch of each series (default: all) applies, in order and
+#         with no fuzz, to a fresh copy of the series' release
 #
 # SERIES is 2.38 (the default) or 2.41; WORK and the default BUILD_DIR are
 # the series' (patches/series.sh): build/util-linux for 2.38,
 # build/ul-2.41/util-linux-2.41 for 2.41.  The source package must have been
-# fetched already (make losetup, make losetup-2.41 do it).  The loop-AES
-# code itself is not in the patch: it is tools/keysetup.c and
-# tools/aesloop-util.c, which build-losetup.sh compiles into losetup,
-# mount and swapon.
+# fetched already (make losetup, make losetup-2.41 do it).  After a refresh
+# of a patch both series share, run check: it must still apply to the other.
+# The loop-AES code itself is not in the patches: it is tools/keysetup.c and
+# tools/aesloop-util.c, which build-losetup.sh compiles into losetup, mount
+# and swapon.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,61 +34,81 @@ die() {
 	exit 1
 }
 
-usage="usage: $0 edit|diff [BUILD_DIR] [SERIES]"
+usage="usage: $0 edit [BUILD_DIR] [SERIES] | quilt [BUILD_DIR] [SERIES] [--] QUILT-ARGS... | check [SERIES...]"
 cmd=${1:-}
 case "$cmd" in
-edit | diff) shift ;;
+edit | quilt | check) shift ;;
 *) die "$usage" ;;
 esac
+
+# source_of BUILD: the release tarball of the current series under BUILD,
+# or die.
+source_of() {
+	local tarball
+	tarball=$(ul_tarball "$1/$ul_work_name/dl")
+	[ -f "$tarball" ] || die "no util-linux $ul_version source in $1/$ul_work_name/dl: run patches/build-losetup.sh $1 $ul_series first"
+	echo "$tarball"
+}
+
+if [ "$cmd" = check ]; then
+	[ $# -gt 0 ] || read -r -a args <<<"$(ul_series_names)"
+	[ $# -eq 0 ] || args=("$@")
+	tmp=$(mktemp -d)
+	trap 'rm -rf "$tmp"' EXIT
+	status=0
+	for s in "${args[@]}"; do
+		ul_series "$s" || die "unknown util-linux series '$s' (known: $(ul_series_names))"
+		tarball=$(source_of "$top/$ul_build_name")
+		ul_unpack "$tarball" "$tmp/$s" "$tmp/unpack.log" || die "cannot unpack $tarball"
+		if ul_apply_series "$tmp/$s" "$tmp/patch.log"; then
+			echo "mkpatch.sh: $s: $(ul_series_patches | wc -l) patches apply to util-linux $ul_version"
+		else
+			status=1
+		fi
+		rm -rf "${tmp:?}/$s"
+	done
+	exit "$status"
+fi
+
+# edit and quilt: up to two leading arguments name the BUILD_DIR and SERIES.
 build='' series=''
-for arg in "$@"; do
-	if [[ "$arg" =~ ^[0-9]+\.[0-9]+$ ]] && [ -z "$series" ]; then
-		series=$arg
-	elif [ -z "$build" ]; then
-		build=$arg
+while [ $# -gt 0 ]; do
+	if [ "$1" = -- ]; then
+		shift
+		break
+	elif [[ "$1" =~ ^[0-9]+\.[0-9]+$ ]] && [ -z "$series" ]; then
+		series=$1
+	elif [ -z "$build" ] && [ -d "$1" ]; then
+		build=$1
 	else
-		die "$usage"
+		break
 	fi
+	shift
 done
+[ "$cmd" = quilt ] || [ $# -eq 0 ] || die "$usage"
+[ "$cmd" = edit ] || [ $# -gt 0 ] || die "$usage"
 ul_series "$series" || die "unknown util-linux series '$series' (known: $(ul_series_names))"
 build=${build:-$top/$ul_build_name}
 [ -d "$build" ] || die "$build: no such folder"
-# Absolute: diff runs in a temporary folder, through links to the trees.
 build=$(cd "$build" && pwd)
-work=$build/$ul_work_name
-patch_file=$top/patches/$ul_patch
-[ -f "$patch_file" ] || die "$patch_file: no such patch (its description at least)"
-
-dsc=$(ul_find_dsc "$work/dl")
-[ -n "$dsc" ] || die "no util-linux $ul_version source in $work/dl: run patches/build-losetup.sh $build $ul_series first"
+tree=$build/$ul_work_name/quilt
+command -v quilt >/dev/null || die "quilt is not installed (tests/deps.sh installs it)"
+export QUILTRC=$top/patches/quiltrc
 
 case "$cmd" in
 edit)
-	rm -rf "$work/pristine" "$work/work"
-	dpkg-source --no-copy -x "$dsc" "$work/pristine" >/dev/null 2>&1 || die "dpkg-source -x $dsc failed"
-	cp -a "$work/pristine" "$work/work"
-	if grep -q '^--- ' "$patch_file"; then
-		patch -d "$work/work" -p1 --forward --batch --no-backup-if-mismatch <"$patch_file" >/dev/null ||
-			die "$patch_file does not apply"
-	fi
-	echo "mkpatch.sh: edit $work/work, then run: patches/mkpatch.sh diff $build $ul_series"
+	tarball=$(source_of "$build")
+	ul_unpack "$tarball" "$tree" "$build/$ul_work_name/quilt-unpack.log" ||
+		die "cannot unpack $tarball"
+	# quilt keeps where the patches and the series file are in .pc/.
+	(cd "$tree" && QUILT_PATCHES=$ul_patch_dir QUILT_SERIES=${ul_series_file##*/} \
+		quilt push -a -q) || die "the series does not apply: see above"
+	echo "mkpatch.sh: $tree has util-linux $ul_series's patches pushed; change them with"
+	echo "  patches/mkpatch.sh quilt${build:+ $build} $ul_series pop|push|edit FILE|refresh|..."
 	;;
-diff)
-	if [ ! -d "$work/pristine" ] || [ ! -d "$work/work" ]; then
-		die "no work tree: run patches/mkpatch.sh edit first"
-	fi
-	tmp=$(mktemp -d)
-	trap 'rm -rf "$tmp"' EXIT
-	ln -s "$work/pristine" "$tmp/a"
-	ln -s "$work/work" "$tmp/b"
-	sed -n '/^--- /q;p' "$patch_file" >"$tmp/header"
-	rc=0
-	(cd "$tmp" && LC_ALL=C diff -Naur -x '*.orig' -x '*.rej' -x '*~' a/ b/) >"$tmp/body" || rc=$?
-	[ "$rc" -le 1 ] || die "diff failed"
-	# Plain "--- a/FILE" lines, without diff's command lines and dates.
-	sed -e '/^diff -Naur/d' -e 's/^\(--- [^\t]*\)\t.*/\1/' -e 's/^\(+++ [^\t]*\)\t.*/\1/' \
-		"$tmp/body" >"$tmp/body2"
-	cat "$tmp/header" "$tmp/body2" >"$patch_file"
-	echo "mkpatch.sh: wrote $patch_file ($(grep -c '^+++ ' "$patch_file") files)"
+quilt)
+	[ -d "$tree/.pc" ] || die "no quilt work tree in $tree: run patches/mkpatch.sh edit $build $ul_series first"
+	cd "$tree"
+	exec quilt "$@"
 	;;
 esac

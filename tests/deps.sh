@@ -27,6 +27,8 @@ packages=(
 	# the Gentoo overlay's checks (tests/gentoo): metadata.xml against the DTD,
 	# make dist (git archive)
 	libxml2-utils git
+	# the util-linux patches' series (patches/mkpatch.sh edits them with quilt)
+	quilt
 	# make deb (debian/), lintian on its packages, dkms building from the package's tree;
 	# file: the re-encryption recipe's check (tests/host/t-keygen.sh)
 	debhelper dh-dkms dkms lintian file

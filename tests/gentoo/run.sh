@@ -228,7 +228,8 @@ if [[ -n ${have_dist} ]]; then
 		stamps+=("${day} ${time}")
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
-	for f in Makefile loop/Kbuild tools/keysetup.c README.md patches/aesloop-losetup.8 \
+	for f in Makefile loop/Kbuild patches/util-linux/series-2.38 patches/util-linux/series-2.41 \
+		tools/keysetup.c README.md patches/aesloop-losetup.8 \
 		boot/aesloop-functions boot/systemd/aesloop-fstab-generator boot/dracut/90aesloop/module-setup.sh; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
@@ -619,16 +620,13 @@ check_losetup() {
 	for f in "util-linux-${ul_pv}.tar.xz" "${tarball##*/}"; do
 		grep -q "^fetch_verified ${f//./\\.} " "${t}" || why+=("${f} was not verified against the Manifest")
 	done
-	# aesloop's patch, from the release tarball.
+	# Every patch of UL_PV's quilt series, in its order, and no other, from
+	# the release tarball.
 	a=$(trace_events "${t}" eapply | while read -r line; do eval "echo ${line}"; done)
-	if [[ -z ${a} ]]; then
-		why+=("no patch of aesloop's was applied")
-	else
-		while read -r f; do
-			[[ ${f} == "${w}/work/aesloop-${version}/patches/"* ]] ||
-				why+=("${f} does not come from aesloop's tarball's patches/")
-		done <<<"${a}"
-	fi
+	applied=$(sed -n "s|^${w}/work/aesloop-${version}/patches/util-linux/||p" <<<"${a}" | paste -sd' ' -)
+	series=$(grep -v '^#' "${top}/patches/util-linux/series-${ul_pv%.*}" | paste -sd' ' -)
+	[[ -n ${series} && ${applied} == "${series}" ]] ||
+		why+=("the patches applied were [${a//$'\n'/ }], not series-${ul_pv%.*}'s [${series}] from aesloop's tarball")
 	if [[ ${last} != prepare ]]; then
 		line=$(trace_events "${t}" econf)
 		for a in --disable-all-programs --enable-losetup --enable-mount --enable-swapon --disable-shared; do

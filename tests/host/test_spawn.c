@@ -291,7 +291,7 @@ static void test_env_and_ids(void)
 	unsetenv("AESLOOP_OTHER");
 
 	if (geteuid() != 0) {
-		printf("SKIP spawn-real-ids: needs root, to play a set-user-ID program\n");
+		t_skip("spawn-real-ids", "needs root, to play a set-user-ID program");
 		return;
 	}
 	rc = in_subprocess(setuid_caller, out, sizeof(out));
@@ -304,5 +304,5 @@ int main(void)
 	test_paths_and_status();
 	test_fds();
 	test_env_and_ids();
-	return t_failures ? 1 : 0;
+	return t_exit();
 }

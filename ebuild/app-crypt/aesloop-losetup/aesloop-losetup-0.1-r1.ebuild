@@ -37,8 +37,16 @@ DEPEND="
 "
 BDEPEND="virtual/pkgconfig"
 
-# aesloop's patch for the util-linux series of UL_PV, from aesloop's tarball.
-PATCHES=( "${WORKDIR}/${AESLOOP_P}/patches/util-linux-${UL_PV%.*}-aesloop.patch" )
+# aesloop's patches for the util-linux series of UL_PV, from aesloop's
+# tarball: its quilt series file (patches/util-linux/series-2.41), in order.
+AESLOOP_UL_PATCHES="${WORKDIR}/${AESLOOP_P}/patches/util-linux"
+PATCHES=(
+	"${AESLOOP_UL_PATCHES}"/loopdev-set-encryption.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/libmount-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/losetup-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/mount-pass-fd.patch
+	"${AESLOOP_UL_PATCHES}"/swapon-swapoff-encrypted-swap.patch
+)
 
 # The programs built and installed, each as aesloop-NAME.
 AESLOOP_PROGS=( losetup mount swapon swapoff )
@@ -87,19 +95,22 @@ src_configure() {
 src_compile() {
 	# aesloop's key setup and AES, which the patched programs call: the
 	# project's own userspace library (its Makefile's LIB_SRCS and TOOL_SRCS),
-	# with the user's CFLAGS and without the project's -Werror.
+	# with the user's CFLAGS and without the project's -Werror.  It parses
+	# mount options and fstab with libmount: this tree's, which it links.
 	local lib="${T}/aesloop/libaesloop.a"
 	emake -C "${WORKDIR}/${AESLOOP_P}" BUILD="${T}/aesloop" WARN="-std=c11" \
-		CC="$(tc-getCC)" AR="$(tc-getAR)" "${lib}"
+		CC="$(tc-getCC)" AR="$(tc-getAR)" MOUNT_CFLAGS="-I${S}/libmount/src" "${lib}"
 
 	local crypto
 	crypto=$($(tc-getPKG_CONFIG) --libs libcrypto) || die
 
-	# The patch's hooks reach aesloop's code from the programs, libmount and
-	# lib/: its headers for every object, its library for every link.
+	# The patches' hooks reach aesloop's code from the programs, libmount and
+	# lib/: its headers for every object, its library and libmount (which
+	# losetup does not link of its own) for every link.
+	emake libmount.la
 	emake "${AESLOOP_PROGS[@]}" \
 		"CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools" \
-		"LIBS=${lib} ${crypto}"
+		"LIBS=${lib} ${S}/libmount.la ${crypto}"
 }
 
 src_install() {

@@ -18,6 +18,10 @@
  *                      logged with the 64/65 key slots; fail with EINVAL
  *                      when AESLOOP_SHIM_FAIL=multi, else succeed
  *   LOOP_RECOMPUTE_DEV_SIZE (0x4C52)  logged; succeeds
+ *   LOOP_GET_STATUS64  with AESLOOP_SHIM_STATUS=MAJ:MIN set: a bound device
+ *                      whose backing file is /shim/backing on device
+ *                      MAJ:MIN, inode 4711 (for losetup --list); else as
+ *                      any other
  *   any other          fails with ENOTTY
  *
  * An info line reads: NAME type=T keysize=K name=CRYPTNAME key=HEX64
@@ -43,6 +47,7 @@
 #include <string.h>
 
 #include <linux/loop.h>
+#include <sys/sysmacros.h>
 
 #include "../../../loop/aesloop_uapi.h"
 
@@ -202,11 +207,27 @@ int ioctl(int fd, unsigned long req, ...)
 	case LOOP_RECOMPUTE_DEV_SIZE:
 		log_line("LOOP_RECOMPUTE_DEV_SIZE\n");
 		return 0;
-	default:
-		log_line("LOOP_OTHER 0x%lx\n", req);
-		errno = ENOTTY;
-		return -1;
+	case LOOP_GET_STATUS64:
+	{
+		const char *status = getenv("AESLOOP_SHIM_STATUS");
+		struct loop_info64 *info = arg;
+		unsigned int maj, min;
+
+		if (!status || sscanf(status, "%u:%u", &maj, &min) != 2)
+			break;
+		log_line("LOOP_GET_STATUS64\n");
+		memset(info, 0, sizeof(*info));
+		info->lo_device = makedev(maj, min);
+		info->lo_inode = 4711;
+		strcpy((char *)info->lo_file_name, "/shim/backing");
+		return 0;
 	}
+	default:
+		break;
+	}
+	log_line("LOOP_OTHER 0x%lx\n", req);
+	errno = ENOTTY;
+	return -1;
 }
 
 /* Count copies of the key probe in the writable mappings, ours excluded. */
