@@ -107,7 +107,7 @@ src_compile() {
 	# The patches' hooks reach aesloop's code from the programs, libmount and
 	# lib/: its headers for every object, its library and libmount (which
 	# losetup does not link of its own) for every link.
-	emake libmount.la
+	emake libmount.la "CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools"
 	emake "${AESLOOP_PROGS[@]}" \
 		"CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools" \
 		"LIBS=${lib} ${S}/libmount.la ${crypto}"
