@@ -33,7 +33,7 @@
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
-# Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev.
+# Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev, pkg-config.
 set -euo pipefail
 
 mirror=http://deb.debian.org/debian
