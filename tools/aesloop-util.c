@@ -581,77 +581,6 @@ static int parse_number(const char *s, uint64_t *v)
 	return errno || *end ? -EINVAL : 0;
 }
 
-/**
- * aesloop_attach() - set up an encrypted loop device with raw ioctls
- * @loopdev:   the loop device, e.g. "/dev/loop6"
- * @backing:   the backing file or device (opened read-write)
- * @lo_offset: as the kernel takes it (negative: "@N", spec §4)
- * @sizelimit: bytes, 0 for all
- * @ks:        the derived keys
- * @loinit:    lo_init[0]
- * @err:       a message on failure
- * @errlen:    its size
- *
- * LOOP_SET_FD, LOOP_SET_STATUS64 with the key, then the multi-key ioctl;
- * on any failure the device is detached again.  For swapon, which has no
- * util-linux loop context of its own.
- *
- * Return: 0 or a negative errno.
- */
-int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
-		   uint64_t sizelimit, const struct keysetup *ks, uint64_t loinit,
-		   char *err, size_t errlen)
-{
-	struct loop_info64 li;
-	int bfd, lfd, rc = 0;
-
-	bfd = open(backing, O_RDWR | O_CLOEXEC);
-	if (bfd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", backing, strerror(-rc));
-		return rc;
-	}
-	lfd = open(loopdev, O_RDWR | O_CLOEXEC);
-	if (lfd < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot open: %s", loopdev, strerror(-rc));
-		close(bfd);
-		return rc;
-	}
-	if (ioctl(lfd, LOOP_SET_FD, bfd) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: cannot attach %s: %s", loopdev, backing,
-			 rc == -EBUSY ? "the loop device is in use" : strerror(-rc));
-		goto out;
-	}
-	memset(&li, 0, sizeof(li));
-	snprintf((char *)li.lo_file_name, sizeof(li.lo_file_name), "%s", backing);
-	snprintf((char *)li.lo_crypt_name, sizeof(li.lo_crypt_name), "%s", ks->cipher_name);
-	li.lo_offset = lo_offset;
-	li.lo_sizelimit = sizelimit;
-	li.lo_encrypt_type = LO_CRYPT_AES;
-	li.lo_encrypt_key_size = ks->key_len;
-	memcpy(li.lo_encrypt_key, ks->key_buffer, sizeof(li.lo_encrypt_key));
-	li.lo_init[0] = loinit;
-	if (ioctl(lfd, LOOP_SET_STATUS64, &li) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "%s: LOOP_SET_STATUS64: %s (is the aesloop driver loaded?)",
-			 loopdev, strerror(-rc));
-	} else {
-		rc = aesloop_multi_key_ioctl(lfd, ks);
-		if (rc)
-			snprintf(err, errlen, "%s: multi-key set-up (%s) failed: %s",
-				 loopdev, keysetup_mode_name(ks), strerror(-rc));
-	}
-	memzero_explicit(&li, sizeof(li));
-	if (rc)
-		ioctl(lfd, LOOP_CLR_FD, 0);
-out:
-	close(lfd);
-	close(bfd);
-	return rc;
-}
-
 /* Run /sbin/PROG or /usr/sbin/PROG with @arg, quietly; 0 if it exited 0. */
 static int run_quiet(const char *prog, const char *arg)
 {
@@ -705,6 +634,8 @@ static int loop_bound_to(const char *loopdev, const char *backing)
  * @optstr:  its options; an encrypted swap has encryption= and loop=
  * @prog:    program name for messages
  * @passfd:  descriptor with the passphrase or key lines, or -1
+ * @attach:  how the caller binds a loop device (swapon: util-linux's loop
+ *           context)
  * @loopdev: set to the loop device to swap on
  * @len:     its size
  *
@@ -717,12 +648,12 @@ static int loop_bound_to(const char *loopdev, const char *backing)
  * @loopdev set, or a negative errno.
  */
 int aesloop_swap_prepare(const char *source, const char *optstr,
-			 const char *prog, int passfd, char *loopdev, size_t len)
+			 const char *prog, int passfd, aesloop_attach_fn attach,
+			 char *loopdev, size_t len)
 {
 	struct aesloop_opts o;
 	struct keysetup ks;
 	uint64_t data_offset = 0, lo_offset = 0, sizelimit = 0, loinit = 0;
-	char err[PATH_MAX + 256];
 	int rc, iv_free = 0;
 
 	aesloop_opts_init(&o);
@@ -772,12 +703,9 @@ int aesloop_swap_prepare(const char *source, const char *optstr,
 		fprintf(stderr, "%s: %s: %s\n", prog, source, ks.errmsg);
 		goto out_keys;
 	}
-	rc = aesloop_attach(o.loop, source, lo_offset, sizelimit, &ks, loinit,
-			    err, sizeof(err));
-	if (rc) {
-		fprintf(stderr, "%s: %s\n", prog, err);
+	rc = attach(o.loop, source, lo_offset, sizelimit, &ks, loinit);
+	if (rc)
 		goto out_keys;
-	}
 	if (ks.hash == KEYSETUP_HASH_RANDOM && run_quiet("mkswap", o.loop)) {
 		int fd = open(o.loop, O_RDONLY | O_CLOEXEC);
 

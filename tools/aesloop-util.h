@@ -83,12 +83,28 @@ int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks);
 int aesloop_status_line(char *buf, size_t len, const char *dev,
 			const char *file_name, const void *info64);
 
-int aesloop_attach(const char *loopdev, const char *backing, uint64_t lo_offset,
-		   uint64_t sizelimit, const struct keysetup *ks, uint64_t loinit,
-		   char *err, size_t errlen);
+/**
+ * typedef aesloop_attach_fn - bind a loop device with a loop-AES key
+ * @loopdev:   the loop device, e.g. "/dev/loop6"
+ * @backing:   the backing file or device (read-write)
+ * @lo_offset: as the kernel takes it (negative: "@N", spec §4), bytes
+ * @sizelimit: bytes, 0 for all
+ * @ks:        the derived keys; multi-key slots go in after the bind
+ * @loinit:    lo_init[0]
+ *
+ * The caller's own way to set up a loop device (swapon's is util-linux's
+ * loop context, as losetup's), for aesloop_swap_prepare().  On failure the
+ * device must be left unbound, with a message on stderr.
+ *
+ * Return: 0 or a negative errno.
+ */
+typedef int (*aesloop_attach_fn)(const char *loopdev, const char *backing,
+				 uint64_t lo_offset, uint64_t sizelimit,
+				 const struct keysetup *ks, uint64_t loinit);
 
 int aesloop_swap_prepare(const char *source, const char *optstr,
-			 const char *prog, int passfd, char *loopdev, size_t len);
+			 const char *prog, int passfd, aesloop_attach_fn attach,
+			 char *loopdev, size_t len);
 int aesloop_detach_encrypted(const char *dev);
 int aesloop_fstab_swap_loop(const char *fstab, const char *source,
 			    char *loopdev, size_t len);

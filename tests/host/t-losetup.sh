@@ -14,7 +14,8 @@
 # a failing multi-key ioctl must detach the device again.  Bad passphrases,
 # key files, cipher names and options must fail before any loop ioctl (and,
 # checked with strace when installed, before any open of the device or
-# backing file).  Real attaches happen in the VM tests.
+# backing file).  swapon -o loop=,encryption= sets its loop up through the
+# same loop context.  Real attaches happen in the VM tests.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD,
 # AESLOOP_VECTORS.  Prints TAP (tests/tap.sh); exits 1 on a failure.
@@ -638,5 +639,33 @@ if command -v script >/dev/null && command -v timeout >/dev/null; then
 else
 	skip tty-prompt "script(1) or timeout(1) missing"
 fi
+
+# swapon -o loop=,encryption=: the loop set up through util-linux's loop
+# context, as losetup's (LOOP_CONFIGURE with the key, or LOOP_SET_FD and
+# LOOP_SET_STATUS64 where the kernel has no LOOP_CONFIGURE), not by raw
+# ioctls of its own.  swapon(2) on the stand-in device then fails.
+swapon=$build/bin/swapon
+want=$(key_of aes256-keys1)
+for mode in configure fallback; do
+	: >"$log"
+	AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=$mode LD_PRELOAD=$shim "$swapon" \
+		-o "loop=$dev,encryption=AES256,cleartextkey=$vectors/keys1.txt" "$backing" \
+		</dev/null >"$tmp/out" 2>"$tmp/err"
+	ioctls=LOOP_CONFIGURE
+	[ "$mode" = fallback ] && ioctls="LOOP_CONFIGURE LOOP_SET_STATUS64"
+	why=
+	for ioctl in $ioctls; do
+		grep -q "^$ioctl type=16 keysize=32 name=AES256 key=$want " "$log" ||
+			why="no $ioctl with the keys1.txt key"
+	done
+	[ "$mode" = configure ] && grep -q '^LOOP_SET_STATUS64' "$log" &&
+		why="LOOP_SET_STATUS64 although LOOP_CONFIGURE worked"
+	grep -qx 'KEYSCAN 0' "$log" || why="key left in memory at exit: $(grep KEYSCAN "$log")"
+	if [ -z "$why" ]; then
+		pass "swapon-loop-context-$mode"
+	else
+		fail "swapon-loop-context-$mode" "$why; shim log: $(tr '\n' ';' <"$log"); stderr: $(head -c 200 "$tmp/err")"
+	fi
+done
 
 tap_end
