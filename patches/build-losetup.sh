@@ -69,6 +69,8 @@ for tool in apt-get patch xz "$cc"; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
 done
 
+aesloop_version=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top" version)
+
 # Only what losetup needs; everything optional off.
 configure_args=(
 	--disable-all-programs --enable-losetup --enable-libsmartcols
@@ -80,7 +82,8 @@ configure_args=(
 	--without-ncursesw --without-ncurses --without-readline
 	--without-selinux --without-audit --without-cap-ng --without-libz
 	--without-libmagic --without-user --without-btrfs --without-econf
-	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/tools"
+	# AESLOOP_VERSION: --version names aesloop's (version-help-name-aesloop.patch).
+	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/tools -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
 	# -z now: no lazy symbol binding, whose register save area on the
 	# stack (xsave in ld.so's trampoline) would keep copies of the key
 	# that happen to be in vector registers at the time.

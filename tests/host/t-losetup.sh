@@ -75,6 +75,20 @@ for opt in '-e, --encryption <name>' '-p, --pass-fd <num>' '-H, --phash <name>' 
 	fi
 done
 
+# Each patched program says it carries aesloop (--version) and where its
+# loop-AES options are documented (the end of --help).
+aesloop_version=$(make -s --no-print-directory -C "$top" version)
+for p in losetup mount swapon swapoff; do
+	ver=$("$build/bin/$p" --version 2>&1)
+	tail=$("$build/bin/$p" --help 2>&1 | tail -n 1)
+	if [[ $ver == *"from util-linux "*", with aesloop $aesloop_version" ]] &&
+	   [[ $tail == *"$p(8) and, for loop-AES, aesloop-losetup(8)." ]]; then
+		pass "version-help-names-aesloop-$p"
+	else
+		fail "version-help-names-aesloop-$p" "--version: '$ver'; --help ends '$tail'"
+	fi
+done
+
 # key_of CASE: key_buffer32 of a case in intermediates.tsv.
 key_of() {
 	awk -F'\t' -v c="$1" 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }

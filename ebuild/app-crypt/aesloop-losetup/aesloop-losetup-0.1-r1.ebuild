@@ -46,6 +46,7 @@ PATCHES=(
 	"${AESLOOP_UL_PATCHES}"/2.41/losetup-loop-aes-options.patch
 	"${AESLOOP_UL_PATCHES}"/2.41/mount-pass-fd.patch
 	"${AESLOOP_UL_PATCHES}"/swapon-swapoff-encrypted-swap.patch
+	"${AESLOOP_UL_PATCHES}"/version-help-name-aesloop.patch
 )
 
 # The programs built and installed, each as aesloop-NAME.
@@ -107,9 +108,10 @@ src_compile() {
 	# The patches' hooks reach aesloop's code from the programs, libmount and
 	# lib/: its headers for every object, its library and libmount (which
 	# losetup does not link of its own) for every link.
-	emake libmount.la "CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools"
-	emake "${AESLOOP_PROGS[@]}" \
-		"CFLAGS=${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools" \
+	# AESLOOP_VERSION: --version names aesloop's.
+	local cflags="${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools -DAESLOOP_VERSION=\\\"${PV}\\\""
+	emake libmount.la "CFLAGS=${cflags}"
+	emake "${AESLOOP_PROGS[@]}" "CFLAGS=${cflags}" \
 		"LIBS=${lib} ${S}/libmount.la ${crypto}"
 }
 
