@@ -665,10 +665,10 @@ for mode in configure fallback; do
 	AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=$mode LD_PRELOAD=$shim "$swapon" \
 		-o "loop=$dev,encryption=AES256,cleartextkey=$vectors/keys1.txt" "$backing" \
 		</dev/null >"$tmp/out" 2>"$tmp/err"
-	ioctls=LOOP_CONFIGURE
-	[ "$mode" = fallback ] && ioctls="LOOP_CONFIGURE LOOP_SET_STATUS64"
+	swap_ioctls=(LOOP_CONFIGURE)
+	[ "$mode" = fallback ] && swap_ioctls+=(LOOP_SET_STATUS64)
 	why=
-	for ioctl in $ioctls; do
+	for ioctl in "${swap_ioctls[@]}"; do
 		grep -q "^$ioctl type=16 keysize=32 name=AES256 key=$want " "$log" ||
 			why="no $ioctl with the keys1.txt key"
 	done

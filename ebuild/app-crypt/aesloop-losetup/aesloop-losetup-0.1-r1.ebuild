@@ -109,9 +109,9 @@ src_compile() {
 	# lib/: its headers for every object, its library and libmount (which
 	# losetup does not link of its own) for every link.
 	# AESLOOP_VERSION: --version names aesloop's.
-	local cflags="${CFLAGS} -I${WORKDIR}/${AESLOOP_P}/tools -DAESLOOP_VERSION=\\\"${PV}\\\""
-	emake libmount.la "CFLAGS=${cflags}"
-	emake "${AESLOOP_PROGS[@]}" "CFLAGS=${cflags}" \
+	local aesloop_cflags="-I${WORKDIR}/${AESLOOP_P}/tools -DAESLOOP_VERSION=\\\"${PV}\\\""
+	emake libmount.la "CFLAGS=${CFLAGS} ${aesloop_cflags}"
+	emake "${AESLOOP_PROGS[@]}" "CFLAGS=${CFLAGS} ${aesloop_cflags}" \
 		"LIBS=${lib} ${S}/libmount.la ${crypto}"
 }
 
