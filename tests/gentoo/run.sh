@@ -662,8 +662,8 @@ check_losetup() {
 		[[ -x ${w}/image${f} ]] || continue
 		bins+=("${w}/image${f}")
 		out=$("${w}/image${f}" --version 2>&1)
-		[[ ${out} == "${f##*/} from util-linux ${ul_pv}"* ]] ||
-			why+=("${f##*/} --version says '${out:0:80}', not util-linux ${ul_pv}")
+		[[ ${out} == "${f##*/} from util-linux ${ul_pv}"*", with aesloop ${version}" ]] ||
+			why+=("${f##*/} --version says '${out:0:120}', not util-linux ${ul_pv} with aesloop ${version}")
 	done
 	out=$("${w}/image/usr/sbin/aesloop-losetup" --help 2>&1)
 	[[ ${out} == *"-e, --encryption"* ]] || why+=("aesloop-losetup --help has no '-e, --encryption'")
