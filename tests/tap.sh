@@ -10,7 +10,8 @@
 #   1..3
 #
 # Everything else a test says is a "# " comment line.  A NAME has no spaces
-# (a space in one is turned into "_"), so that the summaries can split lines.
+# (a space in one is turned into "_"), so that the summaries can split lines,
+# and a result is one line (line breaks in NAME or WHY become spaces).
 # tap_relay joins the streams of several programs into one, numbered anew, as
 # kselftest's runner does; tests/check.sh's last line, after the plan, stays
 # "N passed, N failed, N skipped".
@@ -21,7 +22,8 @@ TAP_PREFIX=${TAP_PREFIX-}
 
 # tap_line N STATE NAME [WHY]: the result line for STATE pass, fail or skip.
 tap_line() {
-	local n=$1 state=$2 name=${3// /_} why=${4-}
+	local n=$1 state=$2 name=${3//[[:space:]]/_} why=${4-}
+	why=${why//$'\n'/ }
 	case "$state" in
 	pass) echo "ok $n $name" ;;
 	fail) echo "not ok $n $name # ${why:-failed}" ;;
