@@ -260,7 +260,7 @@ int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
 	unsigned int memflags;
 	int err;
 
-	loop_queue_caps(file, offset, bsize, crypt, &caps);
+	loop_queue_caps(file, crypt, &caps);
 	lim = queue_limits_start_update(q);
 	lim.logical_block_size = bsize;
 	lim.physical_block_size = bsize;
@@ -330,7 +330,7 @@ int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
 	struct request_queue *q = lo->lo_disk->queue;
 	struct loop_queue_caps caps;
 
-	loop_queue_caps(file, offset, bsize, crypt, &caps);
+	loop_queue_caps(file, crypt, &caps);
 	blk_mq_freeze_queue(q);
 	blk_queue_logical_block_size(q, bsize);
 	blk_queue_physical_block_size(q, bsize);

@@ -181,8 +181,7 @@ struct block_device *loop_bio_target(struct file *file, loff_t offset,
 				     unsigned int bsize);
 bool loop_can_dio(struct loop_device *lo, struct file *file);
 unsigned int loop_default_block_size(struct file *file, u32 flags);
-void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
-		     const struct loop_aes_ctx *crypt,
+void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 		     struct loop_queue_caps *caps);
 void loop_update_io_path(struct loop_device *lo, bool bind);
 

@@ -356,8 +356,18 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 	 * queue frozen, so they stay for the life of this request.  They are
 	 * still there while an unbind writes the page cache back.
 	 */
-	if (!data_race(lo->lo_backing_file))
+	if (!data_race(lo->lo_backing_file)) {
+		/*
+		 * Unbound, or the unbind has not yet taken the write cache
+		 * away (the stock driver does that first): a flush has nothing
+		 * to write.
+		 */
+		if (req_op(rq) == REQ_OP_FLUSH) {
+			blk_mq_end_request(rq, BLK_STS_OK);
+			return BLK_STS_OK;
+		}
 		return BLK_STS_IOERR;
+	}
 	i = (unsigned int)atomic_inc_return(&lo->lo_next_worker) % lo->lo_nr_workers;
 	/* A kthread_work remembers its last worker: start afresh each time. */
 	kthread_init_work(&cmd->work, loop_cmd_work);
@@ -530,8 +540,6 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
 /**
  * loop_queue_caps() - what a loop's queue offers over a backing file
  * @file:   the backing file, or NULL for an unbound device
- * @offset: where the loop's data starts in @file, bytes
- * @bsize:  the loop's logical block size, bytes
  * @crypt:  the key the loop has or will have, NULL for none
  * @caps:   filled in
  *
@@ -540,18 +548,18 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
  * device can zero (a discard becomes a zeroing fallocate of the device,
  * so it reads back as zeros), or a punched hole in a file.  Never on an
  * encrypted loop: a hole would read back as garbage, not zeros, and show
- * what is unused.  Unlike the stock driver, whose queue always caches
- * writes, the write cache is the backing device's when bios go straight to
- * it (the loop holds nothing back then); through a page cache a flush is
- * always needed.  An unbound device has none, as stock: a flush there (an
- * fsync of /dev/loopN after its detach, as e2fsprogs' tools do at close)
- * has nothing to write and must not fail.
+ * what is unused.  A bound queue always caches writes, as stock: even
+ * where bios could go straight to a backing device without a volatile
+ * cache, the I/O path may fall back to its page cache (loop_update_io_path()),
+ * and a flush is then what writes it back; one that reaches a device
+ * without a cache costs nothing.  An unbound device has none, as stock: a
+ * flush there (an fsync of /dev/loopN after its detach, as e2fsprogs'
+ * tools do at close) has nothing to write and must not fail.
  */
-void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
-		     const struct loop_aes_ctx *crypt,
+void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 		     struct loop_queue_caps *caps)
 {
-	struct block_device *bdev, *target;
+	struct block_device *bdev;
 	struct inode *inode;
 
 	memset(caps, 0, sizeof(*caps));
@@ -561,9 +569,6 @@ void loop_queue_caps(struct file *file, loff_t offset, unsigned int bsize,
 	inode = file->f_mapping->host;
 	bdev = lo_file_bdev(file);
 	if (bdev) {
-		target = loop_bio_target(file, offset, bsize);
-		if (target)
-			caps->write_cache = bdev_write_cache(target);
 		caps->rotational = loop_bdev_rotational(bdev);
 		if (!crypt) {
 			caps->max_discard_sectors = bdev_write_zeroes_sectors(bdev);

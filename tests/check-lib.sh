@@ -77,14 +77,31 @@ suite_of() {
 	echo "$suite"
 }
 
-vm_results() { # the VM harness appends its result lines to results.txt itself
-	tests/vm/run.sh -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@"
+# run_name ARGS...: the result prefix a harness command line gives (its -n), else its suite.
+run_name() {
+	local a prev=
+	for a in "$@"; do
+		[ "$prev" != -n ] || { echo "$a"; return; }
+		prev=$a
+	done
+	suite_of "$@"
 }
 
-# A system suite (tests/system/run.sh) booted in a Debian image; the limit as vm_limit's.
-system_results() {
-	tests/system/run.sh -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@"
+# A harness run appends its result lines to results.txt itself (status 0, or 1 when one
+# failed); any other status is a run that stopped before reporting (kernel, initramfs,
+# module or image missing): one more failure, or its suite would vanish from the counts.
+harness_results() { # HARNESS ARGS...
+	local harness=$1 rc=0
+	shift
+	"$harness" -q -r "$results" -t "$(vm_limit "$(suite_of "$@")")" "$@" || rc=$?
+	[ "$rc" -le 1 ] || result fail "$(run_name "$@")/harness" "$harness exited $rc before reporting"
+	return "$rc"
 }
+
+vm_results() { harness_results tests/vm/run.sh "$@"; }
+
+# A system suite (tests/system/run.sh) booted in a Debian image; the limit as vm_limit's.
+system_results() { harness_results tests/system/run.sh "$@"; }
 
 # loop.ko for kernel KVER, built with that kernel's compiler (kmake.sh), W=1 and
 # objtool saying nothing.

@@ -22,8 +22,14 @@ static int t_began;
 
 static inline void t_begin(void)
 {
-	if (!t_began)
-		printf("TAP version 13\n");
+	if (t_began)
+		return;
+	/*
+	 * Line-buffered, so that what a library prints on stderr (merged
+	 * into the same pipe by the runners) never splits a result line.
+	 */
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("TAP version 13\n");
 	t_began = 1;
 }
 
