@@ -140,7 +140,7 @@ summary() {
 	stage "Per kernel"
 	# A system image's encrypted-root boots are named SUITE-root-VARIANT/...
 	for kver in $kvers; do
-		read -r pass_k fail_k skip_k < <(tap_counts "$results" "^${kver//./\\.}(-root-[a-z]+)?/")
+		read -r pass_k fail_k skip_k < <(tap_counts "$results" "$kver")
 		echo "# $kver: $pass_k passed, $fail_k failed, $skip_k skipped in the VM"
 	done
 	if [ "$fail" -gt 0 ]; then

@@ -102,14 +102,17 @@ tap_plan_problem() {
 	'
 }
 
-# tap_counts FILE: "PASSED FAILED SKIPPED" of the result lines in FILE whose
-# name matches the extended regex $2 (all when not given).
+# tap_counts FILE [SUITE]: "PASSED FAILED SKIPPED" of the result lines in
+# FILE; with SUITE, only those named SUITE/... or SUITE-root-VARIANT/... (a
+# system image's encrypted-root boots), SUITE taken literally (a kernel's
+# release has dots and pluses).
 tap_counts() {
-	TAP_NAME_RE=${2-} awk '
-		BEGIN { re = ENVIRON["TAP_NAME_RE"] }
+	TAP_SUITE=${2-} awk '
+		BEGIN { suite = ENVIRON["TAP_SUITE"] }
 		/^(not )?ok [0-9]+ / {
 			name = ($1 == "not") ? $4 : $3
-			if (re != "" && name !~ re)
+			if (suite != "" && index(name, suite "/") != 1 &&
+			    !(index(name, suite "-root-") == 1 && name ~ /^[^\/]*-root-[a-z]+\//))
 				next
 			if ($1 == "not")
 				f++
