@@ -363,3 +363,162 @@ void loop_aes_decrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		nsect -= n;
 	}
 }
+
+/*
+ * A walk over a vector of segments, a run of contiguous whole sectors at a
+ * time.
+ */
+struct seg_walk {
+	const struct loop_aes_seg *seg, *end;
+	unsigned int off;	/* bytes into *seg */
+};
+
+/* The next run of at most @max sectors at *@data; 0 when none is left. */
+static unsigned int seg_next(struct seg_walk *w, unsigned int max, u8 **data)
+{
+	unsigned int n;
+
+	while (w->seg < w->end && w->off >= w->seg->len) {
+		w->seg++;
+		w->off = 0;
+	}
+	if (w->seg == w->end)
+		return 0;
+	n = (w->seg->len - w->off) >> LOOP_AES_SECTOR_SHIFT;
+	if (n > max)
+		n = max;
+	*data = w->seg->data + w->off;
+	w->off += n << LOOP_AES_SECTOR_SHIFT;
+	return n;
+}
+
+/**
+ * loop_aes_encrypt_segs() - encrypt a request's scattered sectors into one
+ *                           buffer
+ * @ctx:    the volume's keys
+ * @dst:    the ciphertext: as many bytes as the segments hold together,
+ *          contiguous; must not overlap them
+ * @segs:   the plaintext, @nseg segments of whole 512-byte sectors
+ * @nseg:   number of segments
+ * @sector: IV sector number of the first sector (spec section 4)
+ *
+ * The same result as loop_aes_encrypt() over the segments laid end to end.
+ * The engine still gets whole batches of LOOP_AES_BATCH sectors, however
+ * small the segments: their plaintext is gathered into @dst a batch at a
+ * time (each byte read once, as loop_aes_encrypt() promises) and encrypted
+ * there while it is in the cache; a segment that holds a whole batch is
+ * encrypted from where it is.
+ */
+void loop_aes_encrypt_segs(const struct loop_aes_ctx *ctx, u8 *dst,
+			   const struct loop_aes_seg *segs, unsigned int nseg,
+			   u64 sector)
+{
+	struct seg_walk w = { segs, segs + nseg, 0 };
+	unsigned int fill = 0, n;
+	u8 *src;
+
+	while ((n = seg_next(&w, LOOP_AES_BATCH - fill, &src))) {
+		if (n == LOOP_AES_BATCH) {
+			ctx->fmt->encrypt(ctx, dst, src, n, sector);
+		} else {
+			memcpy(dst + fill * LOOP_AES_SECTOR_SIZE, src,
+			       (size_t)n * LOOP_AES_SECTOR_SIZE);
+			fill += n;
+			if (fill < LOOP_AES_BATCH)
+				continue;
+			n = fill;
+			ctx->fmt->encrypt(ctx, dst, dst, n, sector);
+		}
+		fill = 0;
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		sector += n;
+	}
+	if (fill)
+		ctx->fmt->encrypt(ctx, dst, dst, fill, sector);
+}
+
+/*
+ * One batch of a multi-key decryption over scattered sectors: CBC with a
+ * zero IV in place, then the IVs (which need the sectors side by side)
+ * from a copy of the plaintext in @scratch, XORed into the first blocks.
+ * Returns the sectors done.
+ */
+static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
+					struct seg_walk *w, u64 sector,
+					u8 *scratch, unsigned int max)
+{
+	static const u8 zero_ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+	struct seg_walk again = *w;
+	unsigned int fill = 0, n, i, j;
+	u8 *p;
+
+	multi_keys(ctx, keys, max, sector);
+	while (fill < max && (n = seg_next(w, max - fill, &p))) {
+		engine->cbc_decrypt(keys + fill, zero_ivs, p, p, n);
+		memcpy(scratch + fill * LOOP_AES_SECTOR_SIZE, p,
+		       (size_t)n * LOOP_AES_SECTOR_SIZE);
+		fill += n;
+	}
+	engine->multi_ivs(ctx->iv_seed, scratch, sector, ivs, fill);
+	for (i = 0; i < fill; i += n) {
+		n = seg_next(&again, fill - i, &p);
+		for (j = 0; j < n * AES_BLOCK_LEN; j++)
+			p[j / AES_BLOCK_LEN * LOOP_AES_SECTOR_SIZE + j % AES_BLOCK_LEN] ^=
+				ivs[i * AES_BLOCK_LEN + j];
+	}
+	return fill;
+}
+
+/**
+ * loop_aes_decrypt_segs() - decrypt a request's scattered sectors in place
+ * @ctx:         the volume's keys
+ * @segs:        the ciphertext, @nseg segments of whole 512-byte sectors,
+ *               replaced by the plaintext
+ * @nseg:        number of segments
+ * @sector:      IV sector number of the first sector (spec section 4)
+ * @scratch:     @scratch_len bytes the multi-key IVs are computed from;
+ *               may be NULL for single-key
+ * @scratch_len: bytes, at least 512 for multi-key; LOOP_AES_SCRATCH gives
+ *               the engine whole batches
+ *
+ * The same result as loop_aes_decrypt() over the segments laid end to end.
+ * Single-key CBC decryption works a sector at a time anyway; multi-key
+ * hashes LOOP_AES_BATCH sectors side by side, so their plaintext is copied
+ * together into @scratch first (spec section 2.2).
+ */
+void loop_aes_decrypt_segs(const struct loop_aes_ctx *ctx,
+			   const struct loop_aes_seg *segs, unsigned int nseg,
+			   u64 sector, u8 *scratch, size_t scratch_len)
+{
+	struct seg_walk w = { segs, segs + nseg, 0 };
+	size_t batch = scratch_len / LOOP_AES_SECTOR_SIZE;
+	unsigned int n;
+	u8 *p;
+
+	if (ctx->mode == LOOP_AES_SINGLE) {
+		while ((n = seg_next(&w, ~0U, &p))) {
+			loop_aes_decrypt(ctx, p, p, n, sector);
+			sector += n;
+		}
+		return;
+	}
+	if (batch > LOOP_AES_BATCH)
+		batch = LOOP_AES_BATCH;
+	for (;;) {
+		struct seg_walk peek = w;
+
+		/* A whole batch side by side needs no copy. */
+		n = seg_next(&peek, LOOP_AES_BATCH, &p);
+		if (n == LOOP_AES_BATCH) {
+			ctx->fmt->decrypt(ctx, p, p, n, sector);
+			w = peek;
+		} else {
+			n = multi_decrypt_batch(ctx, &w, sector, scratch, batch);
+		}
+		if (!n)
+			break;
+		sector += n;
+	}
+}

@@ -96,4 +96,27 @@ void loop_aes_decrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 void loop_aes_multi_iv(const u32 seed[4], const u8 *plain, u64 sector,
 		       u8 iv[AES_BLOCK_LEN]);
 
+/**
+ * struct loop_aes_seg - one piece of a request's data, mapped
+ * @data: the bytes
+ * @len:  bytes, a multiple of 512
+ *
+ * A request's pages are scattered in memory; the transforms below take
+ * them as a vector of these and still hand the engine whole batches.
+ */
+struct loop_aes_seg {
+	u8 *data;
+	unsigned int len;
+};
+
+/* Bytes of scratch loop_aes_decrypt_segs() needs for whole batches. */
+#define LOOP_AES_SCRATCH	(LOOP_AES_BATCH * LOOP_AES_SECTOR_SIZE)
+
+void loop_aes_encrypt_segs(const struct loop_aes_ctx *ctx, u8 *dst,
+			   const struct loop_aes_seg *segs, unsigned int nseg,
+			   u64 sector);
+void loop_aes_decrypt_segs(const struct loop_aes_ctx *ctx,
+			   const struct loop_aes_seg *segs, unsigned int nseg,
+			   u64 sector, u8 *scratch, size_t scratch_len);
+
 #endif /* AESLOOP_LOOP_AES_H */
