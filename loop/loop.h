@@ -116,31 +116,59 @@ struct loop_device {
 	struct gendisk		*lo_disk;
 };
 
+/*
+ * Segments of a request mapped at once for one transform: with 4 KiB
+ * pages, whole batches of LOOP_AES_BATCH sectors several times over.
+ * kmap_local_page() nests only a few deep where memory needs mapping
+ * (highmem); 64-bit kernels have all of it mapped.
+ */
+#define LOOP_MAP_SEGS		(IS_ENABLED(CONFIG_HIGHMEM) ? 4 : 16)
+
 /**
  * struct loop_worker - one crypto worker of a device
- * @kw:     the kthread that runs requests
- * @bounce: its lo_prealloc pages for ciphertext on the way to the backing
- *          file or device, allocated when the device is bound, so that a
- *          write never waits for memory (swap on an encrypted loop)
- * @bio:    its one bio to a backing device, reused for every bio it sends
- *          (it waits for each), so that no bio is allocated either
- * @bvec:   the LOOP_BIO_VECS vectors of @bio, allocated with @bounce
+ * @kw:        the kthread that runs requests
+ * @bounce:    its lo_prealloc pages for ciphertext on the way to the
+ *             backing file or device, allocated when the device is bound,
+ *             so that a write never waits for memory (swap on an encrypted
+ *             loop)
+ * @nr_bounce: how many
+ * @bounce_va: the same pages mapped side by side (vmap()): the engine
+ *             writes a piece of a request there as one run of sectors, and
+ *             a read computes its multi-key IVs there
+ * @bio:       its one bio to a backing device, reused for every bio it
+ *             sends (it waits for each), so that no bio is allocated either
+ * @bvec:      the LOOP_BIO_VECS vectors of @bio and of file I/O, allocated
+ *             with @bounce
+ * @segs:      the mapped segments of the piece being transformed
+ * @seg_page:  their pages
  */
 struct loop_worker {
 	struct kthread_worker	*kw;
 	struct page		**bounce;
+	unsigned int		nr_bounce;
+	u8			*bounce_va;
 	struct bio		bio;
 	struct bio_vec		*bvec;
+	struct loop_aes_seg	segs[LOOP_MAP_SEGS];
+	struct page		*seg_page[LOOP_MAP_SEGS];
 };
 
 /**
  * struct loop_cmd - the per-request context (the blk-mq PDU)
  * @work:   runs the request on @worker
  * @worker: the worker it was given to
+ * @iocb:   asynchronous direct I/O of a plain loop (lo_rw_aio())
+ * @bvec:   the vectors of a request of several bios for @iocb, or NULL
+ * @ref:    held by the submitter and by @iocb's completion
+ * @ret:    what @iocb's completion said: bytes, or a negative errno
  */
 struct loop_cmd {
 	struct kthread_work	work;
 	struct loop_worker	*worker;
+	struct kiocb		iocb;
+	struct bio_vec		*bvec;
+	atomic_t		ref;
+	long			ret;
 };
 
 /* lo_unsupported bits */
@@ -197,8 +225,12 @@ bool loop_crypt_same_key(const struct loop_device *lo,
 			 const struct loop_info64 *info,
 			 const struct loop_aes_ctx *ctx);
 void loop_crypt_free(struct loop_aes_ctx *ctx);
-void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
-		   const u8 *src, unsigned int len, u64 iv_sector);
+void loop_encrypt_segs(const struct loop_device *lo, u8 *dst,
+		       const struct loop_aes_seg *segs, unsigned int nseg,
+		       u64 iv_sector);
+void loop_decrypt_segs(const struct loop_device *lo,
+		       const struct loop_aes_seg *segs, unsigned int nseg,
+		       u64 iv_sector, u8 *scratch, size_t scratch_len);
 void loop_keyscrub_init(struct loop_device *lo);
 void loop_keyscrub_start(struct loop_device *lo);
 void loop_keyscrub_stop(struct loop_device *lo);

@@ -189,28 +189,47 @@ void loop_crypt_free(struct loop_aes_ctx *ctx)
 }
 
 /**
- * loop_transfer() - encrypt or decrypt whole sectors of a request
+ * loop_encrypt_segs() - encrypt a piece of a request into a bounce area
  * @lo:        the device; lo->lo_crypt is not NULL
- * @dir:       WRITE encrypts (plaintext @src to ciphertext @dst), READ
- *             decrypts
- * @dst:       @len bytes of output; may equal @src
- * @src:       @len bytes of input
- * @len:       bytes, a multiple of 512
- * @iv_sector: IV sector number of the first 512-byte sector (spec section 4)
+ * @dst:       the ciphertext: as many bytes as the segments hold together,
+ *             contiguous (the worker's bounce area)
+ * @segs:      the plaintext: @nseg mapped segments of whole 512-byte
+ *             sectors, in the request's order
+ * @nseg:      number of segments
+ * @iv_sector: IV sector number of the first sector (spec section 4)
+ *
+ * The engine gets whole batches whatever the page layout
+ * (loop_aes_encrypt_segs()).
  */
-void loop_transfer(const struct loop_device *lo, int dir, u8 *dst,
-		   const u8 *src, unsigned int len, u64 iv_sector)
+void loop_encrypt_segs(const struct loop_device *lo, u8 *dst,
+		       const struct loop_aes_seg *segs, unsigned int nseg,
+		       u64 iv_sector)
 {
-	size_t nsect = len >> LOOP_AES_SECTOR_SHIFT;
-	const struct loop_aes_ctx *ctx;
-
 	/* Key scrubbing waits for this section before it inverts a copy. */
 	rcu_read_lock();
-	ctx = READ_ONCE(lo->lo_crypt);
-	if (dir == WRITE)
-		loop_aes_encrypt(ctx, dst, src, nsect, iv_sector);
-	else
-		loop_aes_decrypt(ctx, dst, src, nsect, iv_sector);
+	loop_aes_encrypt_segs(READ_ONCE(lo->lo_crypt), dst, segs, nseg,
+			      iv_sector);
+	rcu_read_unlock();
+}
+
+/**
+ * loop_decrypt_segs() - decrypt a piece of a request in place
+ * @lo:          the device; lo->lo_crypt is not NULL
+ * @segs:        @nseg mapped segments of whole 512-byte sectors of
+ *               ciphertext, in the request's order; replaced by plaintext
+ * @nseg:        number of segments
+ * @iv_sector:   IV sector number of the first sector (spec section 4)
+ * @scratch:     @scratch_len bytes for the multi-key IVs (the worker's
+ *               bounce area, which a read does not otherwise use)
+ * @scratch_len: bytes, at least 512
+ */
+void loop_decrypt_segs(const struct loop_device *lo,
+		       const struct loop_aes_seg *segs, unsigned int nseg,
+		       u64 iv_sector, u8 *scratch, size_t scratch_len)
+{
+	rcu_read_lock();
+	loop_aes_decrypt_segs(READ_ONCE(lo->lo_crypt), segs, nseg, iv_sector,
+			      scratch, scratch_len);
 	rcu_read_unlock();
 }
 

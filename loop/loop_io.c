@@ -6,13 +6,18 @@
  * workers (lo_threads kthreads, chosen round-robin), so independent
  * requests are encrypted, decrypted and written in parallel.
  *
- * A backing file is read and written one segment (at most a page) at a
- * time through its read_iter and write_iter, buffered or direct.  A backing
- * block device gets bios of up to lo_prealloc pages instead.  Either way:
+ * A backing file is read and written through its read_iter and
+ * write_iter, buffered or direct, a whole request per call (up to
+ * LOOP_BIO_VECS vectors).  A backing block device gets bios instead.
+ * Either way:
  *  - read:  read into the request's pages, decrypt them in place;
- *  - write: encrypt the pages into bounce pages and write those, so the page
- *           cache above never sees ciphertext and the backing store never
- *           sees plaintext.
+ *  - write: encrypt the pages into the worker's bounce area and write
+ *           that, so the page cache above never sees ciphertext and the
+ *           backing store never sees plaintext.
+ * The transforms take a request's scattered pages a few at a time
+ * (LOOP_MAP_SEGS) and still hand the engine whole batches of sectors
+ * (loop_aes_encrypt_segs()); a request larger than the bounce area is
+ * encrypted and written in several rounds.
  * Each worker owns its bounce pages and its bio from bind to unbind, so
  * neither a read nor a write to a backing device waits for memory (swap on
  * an encrypted loop).
@@ -26,25 +31,152 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/uio.h>
+#include <linux/vmalloc.h>
 
 #include "loop.h"
 
 /*
- * One segment of file I/O at @pos, through a sync kiocb.  Returns the
- * bytes read (a read past the end of the file is short, the rest of the
- * segment zeroed) or written (all of them), or a negative errno.
+ * Map the next segment of a request for a transform.  The pages are mapped
+ * in order and unmapped in the reverse order (lo_unmap_segs()), as
+ * kmap_local_page() wants.
  */
-static ssize_t lo_file_io(struct loop_device *lo, int dir, struct page *page,
-			  unsigned int off, unsigned int len, loff_t pos,
-			  u16 ioprio)
+static void lo_map_seg(struct loop_worker *w, unsigned int i,
+		       const struct bio_vec *bv, unsigned int len)
+{
+	w->seg_page[i] = bv->bv_page;
+	w->segs[i].data = (u8 *)kmap_local_page(bv->bv_page) + bv->bv_offset;
+	w->segs[i].len = len;
+}
+
+static void lo_unmap_segs(struct loop_worker *w, unsigned int nseg, int dir)
+{
+	while (nseg--) {
+		kunmap_local(w->segs[nseg].data);
+		if (dir == READ)
+			flush_dcache_page(w->seg_page[nseg]);
+	}
+}
+
+/*
+ * Decrypt the first @len bytes (whole sectors) of a request in place, the
+ * mapped segments a transform at a time.  The worker's bounce area, idle
+ * during a read, is the scratch for the multi-key IVs.
+ */
+static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
+			  struct request *rq, u64 iv_sector, unsigned int len)
+{
+	size_t scratch = min_t(size_t, (size_t)w->nr_bounce << PAGE_SHIFT,
+			       LOOP_AES_SCRATCH);
+	unsigned int nseg = 0, mapped = 0;
+	struct req_iterator iter;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		unsigned int n = min(bv.bv_len, len);
+
+		if (!n)
+			continue;
+		len -= n;
+		lo_map_seg(w, nseg++, &bv, n);
+		mapped += n;
+		if (nseg < LOOP_MAP_SEGS)
+			continue;
+		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
+				  scratch);
+		lo_unmap_segs(w, nseg, READ);
+		iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
+		nseg = 0;
+		mapped = 0;
+	}
+	if (nseg) {
+		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
+				  scratch);
+		lo_unmap_segs(w, nseg, READ);
+	}
+}
+
+/* A write's ciphertext in the bounce area, handed to the backing store. */
+typedef int (*lo_emit_fn)(struct loop_device *lo, struct loop_worker *w,
+			  struct request *rq, unsigned int len, loff_t pos);
+
+/*
+ * Encrypt a write request into the worker's bounce area, the mapped
+ * segments a transform at a time, and hand each filled bounce area to
+ * @emit.  A request larger than the area (lo_prealloc pages) takes several
+ * rounds; the engine gets whole batches however the pages lie.
+ */
+static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
+			 struct request *rq, loff_t pos, u64 iv_sector,
+			 lo_emit_fn emit)
+{
+	unsigned int cap = w->nr_bounce << PAGE_SHIFT, fill = 0, mapped = 0;
+	unsigned int nseg = 0;
+	struct req_iterator iter;
+	struct bio_vec bv;
+	int err;
+
+	rq_for_each_segment(bv, rq, iter) {
+		if (nseg == LOOP_MAP_SEGS ||
+		    (nseg && fill + mapped + bv.bv_len > cap)) {
+			loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
+					  iv_sector);
+			lo_unmap_segs(w, nseg, WRITE);
+			fill += mapped;
+			iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
+			nseg = 0;
+			mapped = 0;
+		}
+		if (fill + bv.bv_len > cap) {
+			/* Written through the vmap() alias, read through the pages. */
+			flush_kernel_vmap_range(w->bounce_va, fill);
+			err = emit(lo, w, rq, fill, pos);
+			if (err)
+				return err;
+			pos += fill;
+			fill = 0;
+		}
+		lo_map_seg(w, nseg++, &bv, bv.bv_len);
+		mapped += bv.bv_len;
+	}
+	if (nseg) {
+		loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
+				  iv_sector);
+		lo_unmap_segs(w, nseg, WRITE);
+		fill += mapped;
+	}
+	if (!fill)
+		return 0;
+	flush_kernel_vmap_range(w->bounce_va, fill);
+	return emit(lo, w, rq, fill, pos);
+}
+
+/* The first @len bytes of the bounce area as vectors; returns how many. */
+static unsigned int lo_bounce_bvecs(struct loop_worker *w, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; len; i++) {
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE);
+
+		bvec_set_page(&w->bvec[i], w->bounce[i], n, 0);
+		len -= n;
+	}
+	return i;
+}
+
+/*
+ * File I/O of @nr vectors, @len bytes at @pos, through one sync kiocb.
+ * Returns the bytes read (short at the end of the file) or written (all
+ * of them), or a negative errno.
+ */
+static ssize_t lo_file_io(struct loop_device *lo, int dir, struct bio_vec *bvec,
+			  unsigned int nr, size_t len, loff_t pos, u16 ioprio)
 {
 	struct file *file = lo->lo_backing_file;
 	struct iov_iter iter;
 	struct kiocb kiocb;
-	struct bio_vec bv;
 	ssize_t ret;
 
-	bvec_set_page(&bv, page, len, off);
 	init_sync_kiocb(&kiocb, file);
 	kiocb.ki_pos = pos;
 	kiocb.ki_ioprio = ioprio;
@@ -54,76 +186,102 @@ static ssize_t lo_file_io(struct loop_device *lo, int dir, struct page *page,
 	else
 		kiocb.ki_flags &= ~IOCB_DIRECT;
 	if (dir == WRITE) {
-		iov_iter_bvec(&iter, ITER_SOURCE, &bv, 1, len);
+		iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr, len);
 		file_start_write(file);
 		ret = file->f_op->write_iter(&kiocb, &iter);
 		file_end_write(file);
 		if (ret >= 0 && ret != len)
 			ret = -EIO;
 	} else {
-		iov_iter_bvec(&iter, ITER_DEST, &bv, 1, len);
+		iov_iter_bvec(&iter, ITER_DEST, bvec, nr, len);
 		ret = file->f_op->read_iter(&kiocb, &iter);
-		/* Past the end of the file reads as zeros, as on the stock loop. */
-		if (ret >= 0 && ret < len)
-			memzero_page(page, off + ret, len - ret);
 	}
 	return ret;
 }
 
-static void lo_crypt_segment(struct loop_device *lo, int dir, struct page *dst,
-			     unsigned int dst_off, struct bio_vec *bv,
-			     u64 iv_sector)
+static int lo_file_emit(struct loop_device *lo, struct loop_worker *w,
+			struct request *rq, unsigned int len, loff_t pos)
 {
-	u8 *src = kmap_local_page(bv->bv_page);
-	u8 *out = dst == bv->bv_page ? src : kmap_local_page(dst);
+	unsigned int nr = lo_bounce_bvecs(w, len);
+	ssize_t ret = lo_file_io(lo, WRITE, w->bvec, nr, len, pos,
+				 req_get_ioprio(rq));
 
-	loop_transfer(lo, dir, out + dst_off, src + bv->bv_offset, bv->bv_len,
-		      iv_sector);
-	if (out != src)
-		kunmap_local(out);
-	kunmap_local(src);
-	if (dir == READ)
-		flush_dcache_page(bv->bv_page);
+	return ret < 0 ? ret : 0;
 }
 
-/* Through the backing file, a segment at a time. */
+/* Zero a request's bytes from @from on: what lies past the end of the file. */
+static void lo_zero_rq_from(struct request *rq, unsigned int from)
+{
+	struct req_iterator iter;
+	unsigned int at = 0;
+	struct bio_vec bv;
+
+	rq_for_each_segment(bv, rq, iter) {
+		if (at + bv.bv_len > from) {
+			unsigned int skip = from > at ? from - at : 0;
+
+			memzero_page(bv.bv_page, bv.bv_offset + skip,
+				     bv.bv_len - skip);
+		}
+		at += bv.bv_len;
+	}
+}
+
+/*
+ * Through the backing file: the request's own vectors in as few calls as
+ * the worker's vector array allows (one, up to LOOP_BIO_VECS vectors), or
+ * for an encrypted write its ciphertext a bounce area at a time.  Reads
+ * are decrypted in place afterwards.
+ */
 static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos, u64 iv_sector)
 {
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
+	unsigned int nr = 0, len = 0, done = 0;
 	struct req_iterator iter;
 	struct bio_vec bv;
+	bool eof = false;
 	ssize_t ret;
 
-	rq_for_each_segment(bv, rq, iter) {
-		if (lo->lo_crypt && dir == WRITE) {
-			lo_crypt_segment(lo, WRITE, w->bounce[0], 0, &bv, iv_sector);
-			ret = lo_file_io(lo, WRITE, w->bounce[0], 0, bv.bv_len, pos,
-					 req_get_ioprio(rq));
-		} else {
-			ret = lo_file_io(lo, dir, bv.bv_page, bv.bv_offset,
-					 bv.bv_len, pos, req_get_ioprio(rq));
-			/*
-			 * Only whole sectors that were read are decrypted: past
-			 * the end of the file stays zeros, as on a plain loop.
-			 */
-			if (ret > 0 && lo->lo_crypt && dir == READ) {
-				struct bio_vec part = bv;
+	if (lo->lo_crypt && dir == WRITE)
+		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_file_emit);
 
-				part.bv_len = ret & ~(LOOP_AES_SECTOR_SIZE - 1);
-				if (part.bv_len < ret)
-					memzero_page(bv.bv_page, bv.bv_offset + part.bv_len,
-						     ret - part.bv_len);
-				if (part.bv_len)
-					lo_crypt_segment(lo, READ, bv.bv_page,
-							 bv.bv_offset, &part, iv_sector);
-			}
-		}
+	rq_for_each_bvec(bv, rq, iter) {
+		if (eof)
+			continue;
+		w->bvec[nr++] = bv;
+		len += bv.bv_len;
+		if (nr < LOOP_BIO_VECS)
+			continue;
+		ret = lo_file_io(lo, dir, w->bvec, nr, len, pos + done,
+				 req_get_ioprio(rq));
 		if (ret < 0)
 			return ret;
-		pos += bv.bv_len;
-		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
+		done += ret;
+		eof = ret < len;
+		nr = 0;
+		len = 0;
 	}
+	if (nr) {
+		ret = lo_file_io(lo, dir, w->bvec, nr, len, pos + done,
+				 req_get_ioprio(rq));
+		if (ret < 0)
+			return ret;
+		done += ret;
+	}
+	if (dir == WRITE)
+		return 0;
+	/*
+	 * Past the end of the file reads as zeros, as on the stock loop; on
+	 * an encrypted loop so does a sector cut by it: only whole sectors
+	 * that were read are decrypted.
+	 */
+	if (lo->lo_crypt)
+		done &= ~(LOOP_AES_SECTOR_SIZE - 1);
+	if (done < blk_rq_bytes(rq))
+		lo_zero_rq_from(rq, done);
+	if (lo->lo_crypt)
+		lo_decrypt_rq(lo, w, rq, iv_sector, done);
 	return 0;
 }
 
@@ -156,44 +314,55 @@ static int lo_bio_submit(struct bio *bio)
 	return err;
 }
 
+static int lo_bdev_emit(struct loop_device *lo, struct loop_worker *w,
+			struct request *rq, unsigned int len, loff_t pos)
+{
+	struct bio *bio = lo_bio_start(lo, w, rq, REQ_OP_WRITE, pos,
+				       DIV_ROUND_UP(len, PAGE_SIZE));
+	unsigned int i;
+
+	for (i = 0; len; i++) {
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE);
+
+		__bio_add_page(bio, w->bounce[i], n, 0);
+		len -= n;
+	}
+	return lo_bio_submit(bio);
+}
+
 /*
  * Straight to the backing block device: reads as bios into the request's
- * pages, decrypted afterwards; writes in bios of up to lo_prealloc bounce
- * pages of ciphertext (or of the request's own pages on a plain loop).  A
- * request larger than one bio (up to LOOP_MAX_HW_SECTORS) becomes several.
+ * pages, decrypted afterwards; encrypted writes as bios of ciphertext, a
+ * bounce area each; plain writes as bios of the request's pages.  A
+ * request of more than LOOP_BIO_VECS pages becomes several bios.
  */
 static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos, u64 iv_sector)
 {
 	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
 	blk_opf_t opf = dir == WRITE ? REQ_OP_WRITE : REQ_OP_READ;
-	unsigned int max = dir == WRITE && lo->lo_crypt ? loop_prealloc() :
-			   LOOP_BIO_VECS;
 	unsigned int left = 0, used = 0, limit = 0;
 	struct req_iterator iter;
 	struct bio *bio = NULL;
 	struct bio_vec bv;
 	int err;
 
+	if (lo->lo_crypt && dir == WRITE)
+		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_bdev_emit);
+
 	/* Page-sized segments, which is what each bio vector will hold. */
 	rq_for_each_segment(bv, rq, iter)
 		left++;
 	rq_for_each_segment(bv, rq, iter) {
 		if (!bio) {
-			limit = min(max, left);
+			limit = min_t(unsigned int, LOOP_BIO_VECS, left);
 			bio = lo_bio_start(lo, w, rq, opf, pos, limit);
 			used = 0;
 		}
-		if (dir == WRITE && lo->lo_crypt) {
-			lo_crypt_segment(lo, WRITE, w->bounce[used], 0, &bv, iv_sector);
-			__bio_add_page(bio, w->bounce[used], bv.bv_len, 0);
-		} else {
-			__bio_add_page(bio, bv.bv_page, bv.bv_len, bv.bv_offset);
-		}
+		__bio_add_page(bio, bv.bv_page, bv.bv_len, bv.bv_offset);
 		used++;
 		left--;
 		pos += bv.bv_len;
-		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
 		if (used == limit) {
 			err = lo_bio_submit(bio);
 			bio = NULL;
@@ -201,16 +370,126 @@ static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
 				return err;
 		}
 	}
-	if (dir == WRITE || !lo->lo_crypt)
-		return 0;
-
-	/* Reads: all data is in; decrypt it in place. */
-	iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
-	rq_for_each_segment(bv, rq, iter) {
-		lo_crypt_segment(lo, READ, bv.bv_page, bv.bv_offset, &bv, iv_sector);
-		iv_sector += bv.bv_len >> LOOP_AES_SECTOR_SHIFT;
-	}
+	if (dir == READ && lo->lo_crypt)
+		lo_decrypt_rq(lo, w, rq, iv_sector, blk_rq_bytes(rq));
 	return 0;
+}
+
+/* A request's end, in the codes the stock driver gives. */
+static blk_status_t lo_status(long err)
+{
+	/* "Not supported" is told apart, every other error is EIO. */
+	return err == -EOPNOTSUPP ? BLK_STS_NOTSUPP :
+	       err ? BLK_STS_IOERR : BLK_STS_OK;
+}
+
+/*
+ * The end of an asynchronous request (lo_rw_aio()), in the block layer's
+ * completion context: a short read is the end of the file (zeros past it,
+ * as the synchronous path gives), a short write an error.
+ */
+static void loop_complete_rq(struct request *rq)
+{
+	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	long ret = cmd->ret;
+
+	if (ret >= 0 && ret < blk_rq_bytes(rq)) {
+		if (req_op(rq) == REQ_OP_READ) {
+			lo_zero_rq_from(rq, ret);
+			ret = 0;
+		} else {
+			ret = -EIO;
+		}
+	} else if (ret > 0) {
+		ret = 0;
+	}
+	blk_mq_end_request(rq, lo_status(ret));
+}
+
+/* Both the submitter and the file system's completion are done with @cmd. */
+static void lo_aio_put(struct loop_cmd *cmd)
+{
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+
+	if (!atomic_dec_and_test(&cmd->ref))
+		return;
+	kfree(cmd->bvec);
+	cmd->bvec = NULL;
+	if (req_op(rq) == REQ_OP_WRITE)
+		kiocb_end_write(&cmd->iocb);
+	blk_mq_complete_request(rq);
+}
+
+static void lo_aio_complete(struct kiocb *iocb, long ret)
+{
+	struct loop_cmd *cmd = container_of(iocb, struct loop_cmd, iocb);
+
+	cmd->ret = ret;
+	lo_aio_put(cmd);
+}
+
+/*
+ * Direct I/O on a plain loop, as the stock driver does it: the whole
+ * request as one asynchronous kiocb over its own pages, finished by the
+ * file system's ki_complete, so the worker goes on to the next request and
+ * many are in flight.  The vectors of a request of several bios are
+ * gathered into an array; where that allocation fails, the synchronous
+ * path takes the request (it needs no memory).
+ *
+ * Return: -EIOCBQUEUED (the request ends in loop_complete_rq()), or
+ * -ENOMEM with nothing done.
+ */
+static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
+		     struct request *rq, loff_t pos)
+{
+	struct file *file = lo->lo_backing_file;
+	int dir = op_is_write(req_op(rq)) ? ITER_SOURCE : ITER_DEST;
+	unsigned int nr = 0, i = 0;
+	struct req_iterator iter;
+	struct iov_iter ioi;
+	struct bio_vec bv;
+	ssize_t ret;
+
+	rq_for_each_bvec(bv, rq, iter)
+		nr++;
+	if (rq->bio == rq->biotail) {
+		struct bio *bio = rq->bio;
+		const struct bio_vec *first = __bvec_iter_bvec(bio->bi_io_vec,
+							       bio->bi_iter);
+
+		/* One bio: its own vectors, from where it starts (a split). */
+		iov_iter_bvec(&ioi, dir, first, nr, blk_rq_bytes(rq));
+		ioi.iov_offset = mp_bvec_iter_offset(bio->bi_io_vec, bio->bi_iter) -
+				 first->bv_offset;
+	} else {
+		cmd->bvec = kmalloc_array(nr, sizeof(*cmd->bvec),
+					  GFP_NOIO | __GFP_NOWARN);
+		if (!cmd->bvec)
+			return -ENOMEM;
+		rq_for_each_bvec(bv, rq, iter)
+			cmd->bvec[i++] = bv;
+		iov_iter_bvec(&ioi, dir, cmd->bvec, nr, blk_rq_bytes(rq));
+	}
+	/* One reference for this function, one for the completion. */
+	atomic_set(&cmd->ref, 2);
+	cmd->ret = 0;
+	memset(&cmd->iocb, 0, sizeof(cmd->iocb));
+	cmd->iocb.ki_filp = file;
+	cmd->iocb.ki_pos = pos;
+	cmd->iocb.ki_ioprio = req_get_ioprio(rq);
+	cmd->iocb.ki_flags = IOCB_DIRECT;
+	cmd->iocb.ki_complete = lo_aio_complete;
+	if (dir == ITER_SOURCE) {
+		kiocb_start_write(&cmd->iocb);
+		ret = file->f_op->write_iter(&cmd->iocb, &ioi);
+	} else {
+		ret = file->f_op->read_iter(&cmd->iocb, &ioi);
+	}
+	lo_aio_put(cmd);
+	/* Done already (or failed): the file system will not call back. */
+	if (ret != -EIOCBQUEUED)
+		lo_aio_complete(&cmd->iocb, ret);
+	return -EIOCBQUEUED;
 }
 
 static int lo_rw(struct loop_device *lo, struct loop_worker *w,
@@ -230,6 +509,9 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 			}
 	if (lo->lo_bdev)
 		return lo_rw_bdev(lo, w, rq, pos, iv_sector);
+	if (!lo->lo_crypt && (lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
+	    lo_rw_aio(lo, blk_mq_rq_to_pdu(rq), rq, pos) == -EIOCBQUEUED)
+		return -EIOCBQUEUED;
 	return lo_rw_file(lo, w, rq, pos, iv_sector);
 }
 
@@ -336,10 +618,8 @@ static void loop_cmd_work(struct kthread_work *work)
 	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
 	err = lo_do_cmd(lo, cmd->worker, rq);
 	current->flags = old_flags;
-
-	/* As stock: "not supported" is told apart, every other error is EIO. */
-	blk_mq_end_request(rq, err == -EOPNOTSUPP ? BLK_STS_NOTSUPP :
-			   err ? BLK_STS_IOERR : BLK_STS_OK);
+	if (err != -EIOCBQUEUED)
+		blk_mq_end_request(rq, lo_status(err));
 }
 
 static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
@@ -378,6 +658,7 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 
 const struct blk_mq_ops loop_mq_ops = {
 	.queue_rq	= loop_queue_rq,
+	.complete	= loop_complete_rq,
 };
 
 /**
@@ -411,6 +692,10 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 			if (!w->bounce[j])
 				goto fail;
 		}
+		w->nr_bounce = prealloc;
+		w->bounce_va = vmap(w->bounce, prealloc, VM_MAP, PAGE_KERNEL);
+		if (!w->bounce_va)
+			goto fail;
 		w->kw = loop_run_worker(lo->lo_number, i);
 		if (IS_ERR(w->kw)) {
 			w->kw = NULL;
@@ -438,6 +723,8 @@ void loop_stop_workers(struct loop_device *lo)
 
 		if (w->kw)
 			kthread_destroy_worker(w->kw);
+		if (w->bounce_va)
+			vunmap(w->bounce_va);
 		for (j = 0; w->bounce && w->bounce[j]; j++)
 			__free_page(w->bounce[j]);
 		kfree(w->bounce);
