@@ -30,6 +30,8 @@
 #   make check-host      host tests (also under ASan and UBSan)
 #   make bench           MB/s of every crypto path against OpenSSL and aespipe
 #                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
+#   make bench-io        in a VM: fio through aesloop against the stock loop.ko
+#                        and dm-crypt, as ratios (BENCH_IO_ARGS='-k 6.1 -b OLD.ko')
 #   make check           what CI runs: every test, the VM suites on 6.1 and 7.3
 #                        and a smoke set on 6.12 and 7.3-rt (tests/check.sh)
 #   make check-full      every VM suite on all four kernels
@@ -111,7 +113,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench bench-io vm-tools check check-full check-debug demo clean \
 	dist manifest
 
 all: userspace module
@@ -184,6 +186,10 @@ check-host: host-tests
 bench:
 	$(MAKE) INTELAES=y $(BUILD)/bin/aesloop-bench $(BUILD)/bin/aesloop-pipe
 	$(BUILD)/bin/aesloop-bench $(BENCH_ARGS)
+
+# The in-guest I/O comparison (tests/bench/io.sh), not a test: a table of ratios.
+bench-io: vm-tools losetup
+	tests/bench/io.sh $(BENCH_IO_ARGS)
 
 $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
