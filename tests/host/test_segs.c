@@ -17,9 +17,11 @@
  *                                of 1 and of 5 sectors (batches cut short)
  *
  * LAYOUT: pages (8-sector segments, as a request of 4 KiB pages), sectors
- * (1-sector segments), one (a single segment of 77 sectors), mixed (a
- * whole batch and odd pieces) and random (RANDOM_LAYOUTS layouts of 1 to
- * 300 sectors in pieces of 1 to 40).  ENGINE: generic, and with
+ * (1-sector segments), one (a single segment of 77 sectors) and mixed (a
+ * whole batch and odd pieces).
+ *  segs-ENGINE-MODE-random       RANDOM_LAYOUTS layouts of 1 to 300 sectors
+ *                                in pieces of 1 to 40, both checks each (a
+ *                                failing one is also reported by name)  ENGINE: generic, and with
  * INTELAES=y each aes-intel path the CPU has.  MODE: single (AES-128),
  * single256, v2, v3.  Set AESLOOP_SEED to repeat a run.
  */
@@ -123,8 +125,13 @@ static int guards_intact(const u8 *buf, size_t len)
 	return 1;
 }
 
-static void check_layout(const struct loop_aes_engine *e, unsigned int mode,
-			 const struct loop_aes_ctx *ctx, const struct layout *l)
+/*
+ * Check one layout; report its two results unless @quiet, and return how
+ * many of them failed.
+ */
+static int check_layout(const struct loop_aes_engine *e, unsigned int mode,
+			const struct loop_aes_ctx *ctx, const struct layout *l,
+			int quiet)
 {
 	static const size_t scratch_sizes[] = { LOOP_AES_SCRATCH, SECT, 5 * SECT };
 	static u8 scratch[LOOP_AES_SCRATCH];
@@ -132,7 +139,7 @@ static void check_layout(const struct loop_aes_engine *e, unsigned int mode,
 	size_t len = (size_t)n * SECT;
 	u64 s = rng_next() >> 20;
 	char name[128];
-	int ok;
+	int ok, failed = 0;
 
 	rng_fill(plain, len);
 	loop_aes_set_engine(&loop_aes_generic_engine);
@@ -146,8 +153,10 @@ static void check_layout(const struct loop_aes_engine *e, unsigned int mode,
 	     gathered_equal(l, plain);
 	snprintf(name, sizeof(name), "segs-%s-%s-%s-enc", e->name,
 		 mode_names[mode], l->name);
-	t_result(ok, name, "%u sectors in %u segments, sector %llu", n,
-		 l->nseg, (unsigned long long)s);
+	failed += !ok;
+	if (!quiet || !ok)
+		t_result(ok, name, "%u sectors in %u segments, sector %llu", n,
+			 l->nseg, (unsigned long long)s);
 
 	/* Single-key needs no scratch: one round is enough. */
 	nk = mode <= 1 ? 1 : sizeof(scratch_sizes) / sizeof(scratch_sizes[0]);
@@ -160,9 +169,12 @@ static void check_layout(const struct loop_aes_engine *e, unsigned int mode,
 	}
 	snprintf(name, sizeof(name), "segs-%s-%s-%s-dec", e->name,
 		 mode_names[mode], l->name);
-	t_result(ok, name, "%u sectors in %u segments, scratch %zu bytes",
-		 n, l->nseg, scratch_sizes[k - 1]);
+	failed += !ok;
+	if (!quiet || !ok)
+		t_result(ok, name, "%u sectors in %u segments, scratch %zu bytes",
+			 n, l->nseg, scratch_sizes[k - 1]);
 	loop_aes_set_engine(&loop_aes_generic_engine);
+	return failed;
 }
 
 static void fixed(struct layout *l, const char *name, unsigned int nseg,
@@ -182,21 +194,24 @@ static void check_engine(const struct loop_aes_engine *e)
 					      7, 8, LOOP_AES_BATCH - 1, 9 };
 	struct layout l;
 	unsigned int mode, i, r;
+	char name[96];
 
 	for (mode = 0; mode < 4; mode++) {
 		struct loop_aes_ctx *ctx = make_ctx(mode);
+		int failed = 0;
 
 		fixed(&l, "pages", 32, 8);
-		check_layout(e, mode, ctx, &l);
+		check_layout(e, mode, ctx, &l, 0);
 		fixed(&l, "sectors", 70, 1);
-		check_layout(e, mode, ctx, &l);
+		check_layout(e, mode, ctx, &l, 0);
 		fixed(&l, "one", 1, 77);
-		check_layout(e, mode, ctx, &l);
+		check_layout(e, mode, ctx, &l, 0);
 		l.name = "mixed";
 		l.nseg = sizeof(mixed) / sizeof(mixed[0]);
 		for (i = 0; i < l.nseg; i++)
 			l.sect[i] = mixed[i];
-		check_layout(e, mode, ctx, &l);
+		check_layout(e, mode, ctx, &l, 0);
+		/* One result for all of them; a failing layout is reported too. */
 		for (r = 0; r < RANDOM_LAYOUTS; r++) {
 			unsigned int want = 1 + (unsigned int)(rng_next() % 300), have = 0;
 
@@ -209,8 +224,12 @@ static void check_engine(const struct loop_aes_engine *e)
 				l.sect[l.nseg] = piece;
 				have += piece;
 			}
-			check_layout(e, mode, ctx, &l);
+			failed += check_layout(e, mode, ctx, &l, 1);
 		}
+		snprintf(name, sizeof(name), "segs-%s-%s-random", e->name,
+			 mode_names[mode]);
+		t_result(!failed, name, "%d of %d checks failed", failed,
+			 2 * RANDOM_LAYOUTS);
 		loop_aes_wipe(ctx);
 		free(ctx);
 	}
