@@ -128,9 +128,9 @@ struct loop_device {
  * struct loop_worker - one crypto worker of a device
  * @kw:        the kthread that runs requests
  * @bounce:    its lo_prealloc pages for ciphertext on the way to the
- *             backing file or device, allocated when the device is bound,
- *             so that a write never waits for memory (swap on an encrypted
- *             loop)
+ *             backing file or device, allocated when the device gets a key
+ *             (loop_workers_bounce()), so that a write never waits for
+ *             memory (swap on an encrypted loop); none on a plain loop
  * @nr_bounce: how many
  * @bounce_va: the same pages mapped side by side (vmap()): the engine
  *             writes a piece of a request there as one run of sectors, and
@@ -157,10 +157,12 @@ struct loop_worker {
  * struct loop_cmd - the per-request context (the blk-mq PDU)
  * @work:   runs the request on @worker
  * @worker: the worker it was given to
- * @iocb:   asynchronous direct I/O of a plain loop (lo_rw_aio())
+ * @iocb:   asynchronous direct I/O (lo_rw_aio())
  * @bvec:   the vectors of a request of several bios for @iocb, or NULL
  * @ref:    held by the submitter and by @iocb's completion
  * @ret:    what @iocb's completion said: bytes, or a negative errno
+ * @decrypt: @iocb reads ciphertext: its completion hands the request back
+ *          to @worker (@work) to decrypt
  */
 struct loop_cmd {
 	struct kthread_work	work;
@@ -169,6 +171,7 @@ struct loop_cmd {
 	struct bio_vec		*bvec;
 	atomic_t		ref;
 	long			ret;
+	bool			decrypt;
 };
 
 /* lo_unsupported bits */
@@ -201,8 +204,8 @@ struct loop_queue_caps {
 
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
-int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
-		       unsigned int prealloc);
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice);
+int loop_workers_bounce(struct loop_device *lo, unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
 void loop_limits_work(struct work_struct *work);
 struct block_device *loop_bio_target(struct file *file, loff_t offset,

@@ -261,10 +261,16 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 			      loop_default_block_size(file, flags), ctx);
 	if (err)
 		goto out_unlock;
-	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice(),
-				 loop_prealloc());
+	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice());
 	if (err)
 		goto out_reset_limits;	/* it left nothing behind */
+	if (ctx) {
+		err = loop_workers_bounce(lo, loop_prealloc());
+		if (err) {
+			loop_stop_workers(lo);
+			goto out_reset_limits;
+		}
+	}
 	err = sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
 				 &loop_attribute_group);
 	if (err) {
@@ -563,6 +569,12 @@ static int loop_set_status(struct loop_device *lo,
 	 */
 	remap = (rekey && ctx) || (s64)info->lo_offset != lo->lo_info_offset ||
 		info->lo_sizelimit != lo->lo_sizelimit;
+	/* Bounce pages for the ciphertext of a plain loop's first key. */
+	if (rekey && ctx) {
+		err = loop_workers_bounce(lo, loop_prealloc());
+		if (err)
+			goto out_unlock;
+	}
 	/* The limits follow the new offset and key (discard: plain loops only). */
 	if (remap) {
 		err = loop_set_limits(lo, lo->lo_backing_file, loop_data_offset(info),

@@ -228,6 +228,23 @@ static void lo_zero_rq_from(struct request *rq, unsigned int from)
 }
 
 /*
+ * A read of @done bytes from the backing file is in the request's pages.
+ * Past the end of the file reads as zeros, as on the stock loop; on an
+ * encrypted loop so does a sector cut by it: only whole sectors that were
+ * read are decrypted.
+ */
+static void lo_read_done(struct loop_device *lo, struct loop_worker *w,
+			 struct request *rq, unsigned int done)
+{
+	if (lo->lo_crypt)
+		done &= ~(LOOP_AES_SECTOR_SIZE - 1);
+	if (done < blk_rq_bytes(rq))
+		lo_zero_rq_from(rq, done);
+	if (lo->lo_crypt)
+		lo_decrypt_rq(lo, w, rq, blk_rq_pos(rq) + lo->lo_iv_offset, done);
+}
+
+/*
  * Through the backing file: the request's own vectors in as few calls as
  * the worker's vector array allows (one, up to LOOP_BIO_VECS vectors), or
  * for an encrypted write its ciphertext a bounce area at a time.  Reads
@@ -269,19 +286,8 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 			return ret;
 		done += ret;
 	}
-	if (dir == WRITE)
-		return 0;
-	/*
-	 * Past the end of the file reads as zeros, as on the stock loop; on
-	 * an encrypted loop so does a sector cut by it: only whole sectors
-	 * that were read are decrypted.
-	 */
-	if (lo->lo_crypt)
-		done &= ~(LOOP_AES_SECTOR_SIZE - 1);
-	if (done < blk_rq_bytes(rq))
-		lo_zero_rq_from(rq, done);
-	if (lo->lo_crypt)
-		lo_decrypt_rq(lo, w, rq, iv_sector, done);
+	if (dir == READ)
+		lo_read_done(lo, w, rq, done);
 	return 0;
 }
 
@@ -406,6 +412,16 @@ static void loop_complete_rq(struct request *rq)
 	blk_mq_end_request(rq, lo_status(ret));
 }
 
+/* The ciphertext of an asynchronous read is in: decrypt it, on its worker. */
+static void loop_decrypt_work(struct kthread_work *work)
+{
+	struct loop_cmd *cmd = container_of(work, struct loop_cmd, work);
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+
+	lo_read_done(rq->q->queuedata, cmd->worker, rq, cmd->ret);
+	blk_mq_end_request(rq, BLK_STS_OK);
+}
+
 /* Both the submitter and the file system's completion are done with @cmd. */
 static void lo_aio_put(struct loop_cmd *cmd)
 {
@@ -417,6 +433,16 @@ static void lo_aio_put(struct loop_cmd *cmd)
 	cmd->bvec = NULL;
 	if (req_op(rq) == REQ_OP_WRITE)
 		kiocb_end_write(&cmd->iocb);
+	/*
+	 * Decryption needs the worker's mapping slots and scratch, and may
+	 * not run in the completion's context: the worker does it, between
+	 * the other requests it runs.
+	 */
+	if (cmd->decrypt && cmd->ret >= 0) {
+		kthread_init_work(&cmd->work, loop_decrypt_work);
+		kthread_queue_work(cmd->worker->kw, &cmd->work);
+		return;
+	}
 	blk_mq_complete_request(rq);
 }
 
@@ -429,15 +455,18 @@ static void lo_aio_complete(struct kiocb *iocb, long ret)
 }
 
 /*
- * Direct I/O on a plain loop, as the stock driver does it: the whole
- * request as one asynchronous kiocb over its own pages, finished by the
- * file system's ki_complete, so the worker goes on to the next request and
- * many are in flight.  The vectors of a request of several bios are
- * gathered into an array; where that allocation fails, the synchronous
- * path takes the request (it needs no memory).
+ * Direct I/O as the stock driver does it: the whole request as one
+ * asynchronous kiocb over its own pages, finished by the file system's
+ * ki_complete, so the worker goes on to the next request and many are in
+ * flight.  On an encrypted loop, reads only (a write's ciphertext is in
+ * the worker's bounce pages, which the next request needs); the worker
+ * decrypts a read once it is in (loop_decrypt_work()).  The vectors of a
+ * request of several bios are gathered into an array; where that
+ * allocation fails, the synchronous path takes the request (it needs no
+ * memory).
  *
- * Return: -EIOCBQUEUED (the request ends in loop_complete_rq()), or
- * -ENOMEM with nothing done.
+ * Return: -EIOCBQUEUED (the request ends in loop_complete_rq() or
+ * loop_decrypt_work()), or -ENOMEM with nothing done.
  */
 static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 		     struct request *rq, loff_t pos)
@@ -473,6 +502,7 @@ static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 	/* One reference for this function, one for the completion. */
 	atomic_set(&cmd->ref, 2);
 	cmd->ret = 0;
+	cmd->decrypt = lo->lo_crypt && dir == ITER_DEST;
 	memset(&cmd->iocb, 0, sizeof(cmd->iocb));
 	cmd->iocb.ki_filp = file;
 	cmd->iocb.ki_pos = pos;
@@ -509,7 +539,8 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 			}
 	if (lo->lo_bdev)
 		return lo_rw_bdev(lo, w, rq, pos, iv_sector);
-	if (!lo->lo_crypt && (lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
+	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
+	    (!lo->lo_crypt || !op_is_write(req_op(rq))) &&
 	    lo_rw_aio(lo, blk_mq_rq_to_pdu(rq), rq, pos) == -EIOCBQUEUED)
 		return -EIOCBQUEUED;
 	return lo_rw_file(lo, w, rq, pos, iv_sector);
@@ -666,14 +697,15 @@ const struct blk_mq_ops loop_mq_ops = {
  * @lo:       the device, lo_mutex held
  * @threads:  number of workers, 1..LOOP_MAX_THREADS (lo_threads)
  * @nice:     their nice value (lo_nice)
- * @prealloc: bounce pages per worker, 1..LOOP_MAX_PREALLOC (lo_prealloc)
+ *
+ * They have no bounce pages yet: a plain loop needs none, an encrypted one
+ * gets them from loop_workers_bounce() before its key is installed.
  *
  * Return: 0 or -ENOMEM (nothing is left allocated then).
  */
-int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
-		       unsigned int prealloc)
+int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice)
 {
-	unsigned int i, j;
+	unsigned int i;
 
 	lo->lo_workers = kcalloc(threads, sizeof(*lo->lo_workers), GFP_KERNEL);
 	if (!lo->lo_workers)
@@ -682,19 +714,8 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 		struct loop_worker *w = &lo->lo_workers[i];
 
 		lo->lo_nr_workers = i + 1;
-		w->bounce = kcalloc(prealloc + 1, sizeof(*w->bounce), GFP_KERNEL);
 		w->bvec = kcalloc(LOOP_BIO_VECS, sizeof(*w->bvec), GFP_KERNEL);
-		if (!w->bounce || !w->bvec)
-			goto fail;
-		/* NULL-terminated, so loop_stop_workers() knows how many. */
-		for (j = 0; j < prealloc; j++) {
-			w->bounce[j] = alloc_page(GFP_KERNEL);
-			if (!w->bounce[j])
-				goto fail;
-		}
-		w->nr_bounce = prealloc;
-		w->bounce_va = vmap(w->bounce, prealloc, VM_MAP, PAGE_KERNEL);
-		if (!w->bounce_va)
+		if (!w->bvec)
 			goto fail;
 		w->kw = loop_run_worker(lo->lo_number, i);
 		if (IS_ERR(w->kw)) {
@@ -707,6 +728,46 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice,
 fail:
 	loop_stop_workers(lo);
 	return -ENOMEM;
+}
+
+/**
+ * loop_workers_bounce() - give every worker its bounce pages
+ * @lo:       the device, lo_mutex held, its workers started; about to get
+ *            a key (the I/O path reads the pages only once lo_crypt is set,
+ *            with the queue frozen in between)
+ * @prealloc: bounce pages per worker, 1..LOOP_MAX_PREALLOC (lo_prealloc)
+ *
+ * Workers that have them keep them; loop_stop_workers() frees them.
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int loop_workers_bounce(struct loop_device *lo, unsigned int prealloc)
+{
+	unsigned int i, j;
+
+	for (i = 0; i < lo->lo_nr_workers; i++) {
+		struct loop_worker *w = &lo->lo_workers[i];
+
+		if (w->bounce_va)
+			continue;
+		/* NULL-terminated, so loop_stop_workers() knows how many. */
+		if (!w->bounce)
+			w->bounce = kcalloc(prealloc + 1, sizeof(*w->bounce),
+					    GFP_KERNEL);
+		if (!w->bounce)
+			return -ENOMEM;
+		for (j = 0; j < prealloc; j++) {
+			if (!w->bounce[j])
+				w->bounce[j] = alloc_page(GFP_KERNEL);
+			if (!w->bounce[j])
+				return -ENOMEM;
+		}
+		w->nr_bounce = prealloc;
+		w->bounce_va = vmap(w->bounce, prealloc, VM_MAP, PAGE_KERNEL);
+		if (!w->bounce_va)
+			return -ENOMEM;
+	}
+	return 0;
 }
 
 /**

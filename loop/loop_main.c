@@ -68,7 +68,7 @@ MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default
 
 static int lo_prealloc = 32;
 module_param(lo_prealloc, int, 0444);
-MODULE_PARM_DESC(lo_prealloc, "Bounce pages per worker, allocated at bind (default 32, 1..256)");
+MODULE_PARM_DESC(lo_prealloc, "Bounce pages per worker of an encrypted loop (default 32, 1..256)");
 
 static int lo_nice;
 module_param(lo_nice, int, 0444);

@@ -13,6 +13,8 @@
 #              and an IV sector of 2^32+7)
 #   export     a backing file, its plaintext and passphrase left in /share
 #              for tests/vm/host-aespipe.sh to decrypt with Debian's aespipe
+#   key-after-set-fd  LOOP_SET_FD, then the key by LOOP_SET_STATUS64 (loop-AES's
+#              order): data reads back, the ciphertext is LOOP_CONFIGURE's
 # Invalid input (spec section 5), each leaving the device as it was:
 #   key size 7, encrypt type 99, SET_STATUS64 on an unbound loop, a
 #   passphrase under 20 characters, LOOP_CONFIGURE with a bad key.
@@ -165,6 +167,33 @@ for cipher in AES128 AES192 AES256; do
 	fi
 	rm -f "$img"
 done
+
+# loop-AES's own order: LOOP_SET_FD of a plain loop, then LOOP_SET_STATUS64 with the key.
+# The plain loop had no bounce pages; the key brings them before the first encrypted
+# write.  The ciphertext must equal what a LOOP_CONFIGURE with the same key writes.
+key=00112233445566778899aabbccddeeff
+t_randfile "$work/later.data" 2M
+t_zerofile "$work/later.img" 2M
+t_zerofile "$work/configured.img" 2M
+if dev=$("$lo_ioctl" get-free) && dev=/dev/loop$dev &&
+   "$lo_ioctl" set-fd "$dev" "$work/later.img" &&
+   "$lo_ioctl" set-status "$dev" -t 16 -s 16 -k "$key" &&
+   dd if="$work/later.data" of="$dev" bs=64k oflag=direct 2>/dev/null &&
+   echo 3 >/proc/sys/vm/drop_caches && back=$(t_sha256 "$dev") &&
+   "$lo_ioctl" clr "$dev" &&
+   "$lo_ioctl" configure "$dev" "$work/configured.img" -t 16 -s 16 -k "$key" &&
+   dd if="$work/later.data" of="$dev" bs=64k oflag=direct 2>/dev/null &&
+   "$lo_ioctl" clr "$dev"; then
+	t_expect_eq key-after-set-fd-read "$(t_sha256 "$work/later.data")" "$back"
+	t_expect_eq key-after-set-fd-ciphertext "$(t_sha256 "$work/configured.img")" \
+		"$(t_sha256 "$work/later.img")"
+	t_check key-after-set-fd-not-plaintext \
+		test "$(t_sha256 "$work/later.img")" != "$(t_sha256 "$work/later.data")"
+else
+	t_fail key-after-set-fd "LOOP_SET_FD, then LOOP_SET_STATUS64 with a key, and writes failed"
+	"$lo_ioctl" clr "$dev" 2>/dev/null
+fi
+rm -f "$work/later.data" "$work/later.img" "$work/configured.img"
 
 # Invalid input: refused with an errno or a message, nothing half set up.
 img=$work/invalid.img

@@ -19,6 +19,8 @@
 #   compat32-*   32-bit callers through compat_ioctl (old and new structs)
 #   fio-*        fio verify=crc32c, random reads and writes, 4 jobs, on an
 #                encrypted file-backed loop (with whatever lo_threads run.sh set)
+#   fio-dio-*    the same with --direct-io=on under single-key and v3 loops and
+#                16 requests in flight (asynchronous reads the workers decrypt)
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -262,6 +264,36 @@ elif dev=$(losetup -e AES256 -p 3 -f --show "$work/fio.img" 3<<<"$pass"); then
 		--group_reporting
 	losetup -d "$dev"
 fi
+
+# fio with verification on encrypted loops with direct I/O under them, single-key and v3:
+# reads go asynchronously (16 in flight) and the workers decrypt them as they come in.
+t_zerofile "$work/dio-outer.img" 96M
+if [ ! -x "$fio" ] && ! command -v fio >/dev/null; then
+	t_skip fio-dio "fio is not in the guest"
+elif outer=$(losetup.stock -f --show "$work/dio-outer.img") &&
+     t_run_quiet mkfs.ext4 -q "$outer" && mount "$outer" /mnt/e; then
+	t_zerofile /mnt/e/enc.img 64M
+	for mode in single v3; do
+		keys=(-p 3)
+		[ "$mode" = single ] || keys=(-P /share/vectors/keys65.txt)
+		if dev=$(losetup -e AES128 "${keys[@]}" --direct-io=on -f --show \
+			 /mnt/e/enc.img 3<<<"$pass"); then
+			t_expect_eq "fio-dio-$mode-on" 1 "$(sysfs "$dev" loop/dio)"
+			t_check "fio-dio-$mode" "$fio" --name=dio --filename="$dev" \
+				--rw=randrw --bs=16k --size=32M --numjobs=2 --offset_increment=32M \
+				--ioengine=libaio --iodepth=16 --direct=1 --verify=crc32c \
+				--verify_fatal=1 --group_reporting
+			losetup -d "$dev"
+		else
+			t_fail "fio-dio-$mode" "losetup -e AES128 --direct-io=on failed on ext4"
+		fi
+	done
+	umount /mnt/e
+	losetup.stock -d "$outer"
+else
+	t_fail fio-dio "no ext4 on a loop for the direct I/O file"
+fi
+rm -f "$work/dio-outer.img"
 
 # 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.
 l32=/aesloop/build/vm-tools/lo-ioctl32
