@@ -27,6 +27,7 @@
 #ifndef AESLOOP_LOOP_H
 #define AESLOOP_LOOP_H
 
+#include <linux/bio.h>
 #include <linux/blk-mq.h>
 #include <linux/blkdev.h>
 #include <linux/fs.h>
@@ -109,6 +110,7 @@ struct loop_device {
 	unsigned long		lo_unsupported;
 	struct work_struct	lo_limits_work;
 
+	struct bio_set		lo_bio_set;	/* clones to a backing device */
 	struct loop_worker	*lo_workers;	/* lo_nr_workers crypto workers */
 	unsigned int		lo_nr_workers;
 	atomic_t		lo_next_worker;	/* round-robin among them */
@@ -159,9 +161,11 @@ struct loop_worker {
  * @worker: the worker it was given to
  * @iocb:   asynchronous direct I/O (lo_rw_aio())
  * @bvec:   the vectors of a request of several bios for @iocb, or NULL
- * @ref:    held by the submitter and by @iocb's completion
- * @ret:    what @iocb's completion said: bytes, or a negative errno
- * @decrypt: @iocb reads ciphertext: its completion hands the request back
+ * @ref:    held by the submitter and by @iocb's completion, or by each
+ *          clone in flight (lo_rw_clones())
+ * @ret:    what @iocb's completion said, or the clones': bytes done, or a
+ *          negative errno
+ * @decrypt: the I/O reads ciphertext: its completion hands the request back
  *          to @worker (@work) to decrypt
  */
 struct loop_cmd {

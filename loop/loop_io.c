@@ -8,8 +8,9 @@
  *
  * A backing file is read and written through its read_iter and
  * write_iter, buffered or direct, a whole request per call (up to
- * LOOP_BIO_VECS vectors).  A backing block device gets bios instead.
- * Either way:
+ * LOOP_BIO_VECS vectors); direct I/O asynchronously (lo_rw_aio()).  A
+ * backing block device gets the request's bios, cloned onto it and sent
+ * asynchronously (lo_rw_clones()).  Either way:
  *  - read:  read into the request's pages, decrypt them in place;
  *  - write: encrypt the pages into the worker's bounce area and write
  *           that, so the page cache above never sees ciphertext and the
@@ -336,51 +337,6 @@ static int lo_bdev_emit(struct loop_device *lo, struct loop_worker *w,
 	return lo_bio_submit(bio);
 }
 
-/*
- * Straight to the backing block device: reads as bios into the request's
- * pages, decrypted afterwards; encrypted writes as bios of ciphertext, a
- * bounce area each; plain writes as bios of the request's pages.  A
- * request of more than LOOP_BIO_VECS pages becomes several bios.
- */
-static int lo_rw_bdev(struct loop_device *lo, struct loop_worker *w,
-		      struct request *rq, loff_t pos, u64 iv_sector)
-{
-	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
-	blk_opf_t opf = dir == WRITE ? REQ_OP_WRITE : REQ_OP_READ;
-	unsigned int left = 0, used = 0, limit = 0;
-	struct req_iterator iter;
-	struct bio *bio = NULL;
-	struct bio_vec bv;
-	int err;
-
-	if (lo->lo_crypt && dir == WRITE)
-		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_bdev_emit);
-
-	/* Page-sized segments, which is what each bio vector will hold. */
-	rq_for_each_segment(bv, rq, iter)
-		left++;
-	rq_for_each_segment(bv, rq, iter) {
-		if (!bio) {
-			limit = min_t(unsigned int, LOOP_BIO_VECS, left);
-			bio = lo_bio_start(lo, w, rq, opf, pos, limit);
-			used = 0;
-		}
-		__bio_add_page(bio, bv.bv_page, bv.bv_len, bv.bv_offset);
-		used++;
-		left--;
-		pos += bv.bv_len;
-		if (used == limit) {
-			err = lo_bio_submit(bio);
-			bio = NULL;
-			if (err)
-				return err;
-		}
-	}
-	if (dir == READ && lo->lo_crypt)
-		lo_decrypt_rq(lo, w, rq, iv_sector, blk_rq_bytes(rq));
-	return 0;
-}
-
 /* A request's end, in the codes the stock driver gives. */
 static blk_status_t lo_status(long err)
 {
@@ -422,6 +378,22 @@ static void loop_decrypt_work(struct kthread_work *work)
 	blk_mq_end_request(rq, BLK_STS_OK);
 }
 
+/* An asynchronous request's I/O is over: end it, or decrypt it first. */
+static void lo_async_done(struct loop_cmd *cmd)
+{
+	/*
+	 * Decryption needs the worker's mapping slots and scratch, and may
+	 * not run in the completion's context: the worker does it, between
+	 * the other requests it runs.
+	 */
+	if (cmd->decrypt && cmd->ret >= 0) {
+		kthread_init_work(&cmd->work, loop_decrypt_work);
+		kthread_queue_work(cmd->worker->kw, &cmd->work);
+		return;
+	}
+	blk_mq_complete_request(blk_mq_rq_from_pdu(cmd));
+}
+
 /* Both the submitter and the file system's completion are done with @cmd. */
 static void lo_aio_put(struct loop_cmd *cmd)
 {
@@ -433,17 +405,7 @@ static void lo_aio_put(struct loop_cmd *cmd)
 	cmd->bvec = NULL;
 	if (req_op(rq) == REQ_OP_WRITE)
 		kiocb_end_write(&cmd->iocb);
-	/*
-	 * Decryption needs the worker's mapping slots and scratch, and may
-	 * not run in the completion's context: the worker does it, between
-	 * the other requests it runs.
-	 */
-	if (cmd->decrypt && cmd->ret >= 0) {
-		kthread_init_work(&cmd->work, loop_decrypt_work);
-		kthread_queue_work(cmd->worker->kw, &cmd->work);
-		return;
-	}
-	blk_mq_complete_request(rq);
+	lo_async_done(cmd);
 }
 
 static void lo_aio_complete(struct kiocb *iocb, long ret)
@@ -522,6 +484,62 @@ static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 	return -EIOCBQUEUED;
 }
 
+static void lo_clone_end_io(struct bio *clone)
+{
+	struct loop_cmd *cmd = clone->bi_private;
+
+	/* As stock, every error of the backing device is EIO to the loop's. */
+	if (clone->bi_status)
+		WRITE_ONCE(cmd->ret, -EIO);
+	bio_put(clone);
+	if (atomic_dec_and_test(&cmd->ref))
+		lo_async_done(cmd);
+}
+
+/*
+ * Straight to the backing block device, asynchronously: each bio of the
+ * request is cloned onto it at the loop's offset (the clone shares the
+ * bio's pages) and sent, and the last clone to complete ends the request,
+ * or for an encrypted read hands it to the worker to decrypt.  Plain loops
+ * and encrypted reads; an encrypted write goes through the bounce pages
+ * (lo_encrypt_rq()).  The clones come from the device's own bio_set, whose
+ * reserve lets them through when memory is short (swap on the loop).
+ *
+ * Return: -EIOCBQUEUED: the request ends in loop_complete_rq() or
+ * loop_decrypt_work().
+ */
+static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
+			struct request *rq, loff_t pos)
+{
+	blk_opf_t opf = (op_is_write(req_op(rq)) ? REQ_OP_WRITE : REQ_OP_READ) |
+			(rq->cmd_flags & LO_BIO_HINTS);
+	struct bio *bio;
+
+	cmd->ret = blk_rq_bytes(rq);
+	cmd->decrypt = lo->lo_crypt && !op_is_write(req_op(rq));
+	/* One reference for this function, one for each clone. */
+	atomic_set(&cmd->ref, 1);
+	__rq_for_each_bio(bio, rq) {
+		struct bio *clone = bio_alloc_clone(lo->lo_bdev, bio, GFP_NOIO,
+						    &lo->lo_bio_set);
+
+		if (!clone) {
+			WRITE_ONCE(cmd->ret, -ENOMEM);
+			break;
+		}
+		clone->bi_opf = opf;
+		clone->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+		clone->bi_private = cmd;
+		clone->bi_end_io = lo_clone_end_io;
+		pos += bio->bi_iter.bi_size;
+		atomic_inc(&cmd->ref);
+		submit_bio(clone);
+	}
+	if (atomic_dec_and_test(&cmd->ref))
+		lo_async_done(cmd);
+	return -EIOCBQUEUED;
+}
+
 static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 		 struct request *rq, loff_t pos)
 {
@@ -537,8 +555,12 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 						   lo->lo_number, bv.bv_len);
 				return -EIO;
 			}
-	if (lo->lo_bdev)
-		return lo_rw_bdev(lo, w, rq, pos, iv_sector);
+	if (lo->lo_bdev) {
+		if (lo->lo_crypt && op_is_write(req_op(rq)))
+			return lo_encrypt_rq(lo, w, rq, pos, iv_sector,
+					     lo_bdev_emit);
+		return lo_rw_clones(lo, blk_mq_rq_to_pdu(rq), rq, pos);
+	}
 	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
 	    (!lo->lo_crypt || !op_is_write(req_op(rq))) &&
 	    lo_rw_aio(lo, blk_mq_rq_to_pdu(rq), rq, pos) == -EIOCBQUEUED)

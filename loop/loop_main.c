@@ -174,6 +174,7 @@ void loop_free_disk(struct gendisk *disk)
 
 	if (!lo)	/* loop_add() failed and cleans up itself */
 		return;
+	bioset_exit(&lo->lo_bio_set);
 	mutex_destroy(&lo->lo_mutex);
 	kfree(lo);
 }
@@ -191,6 +192,11 @@ static int loop_add(int i)
 	lo = kzalloc(sizeof(*lo), GFP_KERNEL);
 	if (!lo)
 		return -ENOMEM;
+	err = bioset_init(&lo->lo_bio_set, BIO_POOL_SIZE, 0, 0);
+	if (err) {
+		kfree(lo);
+		return err;
+	}
 	lo->lo_state = LO_UNBOUND;
 	mutex_init(&lo->lo_mutex);
 	loop_keyscrub_init(lo);
@@ -265,6 +271,7 @@ out_free_idr:
 	idr_remove(&loop_index_idr, i);
 	mutex_unlock(&loop_ctl_mutex);
 out_free_dev:
+	bioset_exit(&lo->lo_bio_set);
 	mutex_destroy(&lo->lo_mutex);
 	kfree(lo);
 	return err;
