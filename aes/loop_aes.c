@@ -451,7 +451,7 @@ static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
 	const struct aes_key *keys[LOOP_AES_BATCH] = { NULL };
 	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
 	struct seg_walk again = *w;
-	unsigned int fill = 0, n, i, j;
+	unsigned int fill = 0, n, i, j, k;
 	u8 *p;
 
 	multi_keys(ctx, keys, max, sector);
@@ -464,9 +464,9 @@ static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
 	engine->multi_ivs(ctx->iv_seed, scratch, sector, ivs, fill);
 	for (i = 0; i < fill; i += n) {
 		n = seg_next(&again, fill - i, &p);
-		for (j = 0; j < n * AES_BLOCK_LEN; j++)
-			p[j / AES_BLOCK_LEN * LOOP_AES_SECTOR_SIZE + j % AES_BLOCK_LEN] ^=
-				ivs[i * AES_BLOCK_LEN + j];
+		for (k = 0; k < n; k++, p += LOOP_AES_SECTOR_SIZE)
+			for (j = 0; j < AES_BLOCK_LEN; j++)
+				p[j] ^= ivs[(i + k) * AES_BLOCK_LEN + j];
 	}
 	return fill;
 }
@@ -480,8 +480,9 @@ static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
  * @sector:      IV sector number of the first sector (spec section 4)
  * @scratch:     @scratch_len bytes the multi-key IVs are computed from;
  *               may be NULL for single-key
- * @scratch_len: bytes, at least 512 for multi-key; LOOP_AES_SCRATCH gives
- *               the engine whole batches
+ * @scratch_len: bytes, at least 512 for multi-key (with less, only runs of
+ *               a whole batch in one segment are decrypted); LOOP_AES_SCRATCH
+ *               gives the engine whole batches
  *
  * The same result as loop_aes_decrypt() over the segments laid end to end.
  * Single-key CBC decryption works a sector at a time anyway; multi-key
@@ -511,6 +512,8 @@ void loop_aes_decrypt_segs(const struct loop_aes_ctx *ctx,
 
 		/* A whole batch side by side needs no copy. */
 		n = seg_next(&peek, LOOP_AES_BATCH, &p);
+		if (!n)
+			break;
 		if (n == LOOP_AES_BATCH) {
 			ctx->fmt->decrypt(ctx, p, p, n, sector);
 			w = peek;

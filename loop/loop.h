@@ -120,11 +120,11 @@ struct loop_device {
 
 /*
  * Segments of a request mapped at once for one transform: with 4 KiB
- * pages, whole batches of LOOP_AES_BATCH sectors several times over.
- * kmap_local_page() nests only a few deep where memory needs mapping
- * (highmem); 64-bit kernels have all of it mapped.
+ * pages, four batches of LOOP_AES_BATCH sectors.  Where kmap_local_page()
+ * takes a slot (highmem, or a debug kernel that forces it), slots are few
+ * and interrupts need some: then four, one batch.
  */
-#define LOOP_MAP_SEGS		(IS_ENABLED(CONFIG_HIGHMEM) ? 4 : 16)
+#define LOOP_MAP_SEGS		(IS_ENABLED(CONFIG_KMAP_LOCAL) ? 4 : 16)
 
 /**
  * struct loop_worker - one crypto worker of a device
@@ -137,10 +137,10 @@ struct loop_device {
  * @bounce_va: the same pages mapped side by side (vmap()): the engine
  *             writes a piece of a request there as one run of sectors, and
  *             a read computes its multi-key IVs there
- * @bio:       its one bio to a backing device, reused for every bio it
- *             sends (it waits for each), so that no bio is allocated either
- * @bvec:      the LOOP_BIO_VECS vectors of @bio and of file I/O, allocated
- *             with @bounce
+ * @bio:       its one bio for an encrypted write to a backing device,
+ *             reused for each (it waits for each), so that no bio is
+ *             allocated either
+ * @bvec:      the LOOP_BIO_VECS vectors of @bio and of synchronous file I/O
  * @segs:      the mapped segments of the piece being transformed
  * @seg_page:  their pages
  */
@@ -161,8 +161,8 @@ struct loop_worker {
  * @worker: the worker it was given to
  * @iocb:   asynchronous direct I/O (lo_rw_aio())
  * @bvec:   the vectors of a request of several bios for @iocb, or NULL
- * @ref:    held by the submitter and by @iocb's completion, or by each
- *          clone in flight (lo_rw_clones())
+ * @ref:    held by the submitter and by @iocb's completion, or by the
+ *          submitter and each clone in flight (lo_rw_clones())
  * @ret:    what @iocb's completion said, or the clones': bytes done, or a
  *          negative errno
  * @decrypt: the I/O reads ciphertext: its completion hands the request back

@@ -19,13 +19,15 @@
  * (LOOP_MAP_SEGS) and still hand the engine whole batches of sectors
  * (loop_aes_encrypt_segs()); a request larger than the bounce area is
  * encrypted and written in several rounds.
- * Each worker owns its bounce pages and its bio from bind to unbind, so
- * neither a read nor a write to a backing device waits for memory (swap on
- * an encrypted loop).
+ * Each worker of an encrypted loop owns its bounce pages, and each worker
+ * its bio, from keying or bind to unbind, so no encrypted write waits for
+ * memory; bios cloned to a backing device come from the device's own
+ * bio_set, whose reserve lets them through (swap on a loop).
  */
 #include <linux/fs.h>
 #include <linux/falloc.h>
 #include <linux/bio.h>
+#include <linux/blk-cgroup.h>
 #include <linux/highmem.h>
 #include <linux/kthread.h>
 #include <linux/pagemap.h>
@@ -103,13 +105,15 @@ typedef int (*lo_emit_fn)(struct loop_device *lo, struct loop_worker *w,
 /*
  * Encrypt a write request into the worker's bounce area, the mapped
  * segments a transform at a time, and hand each filled bounce area to
- * @emit.  A request larger than the area (lo_prealloc pages) takes several
- * rounds; the engine gets whole batches however the pages lie.
+ * @emit, in whole logical blocks.  A request larger than the area (at
+ * least two pages: a block's rest and the next page) takes several rounds;
+ * the engine gets whole batches however the pages lie.
  */
 static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
 			 struct request *rq, loff_t pos, u64 iv_sector,
 			 lo_emit_fn emit)
 {
+	unsigned int bsize = queue_logical_block_size(rq->q);
 	unsigned int cap = w->nr_bounce << PAGE_SHIFT, fill = 0, mapped = 0;
 	unsigned int nseg = 0;
 	struct req_iterator iter;
@@ -128,13 +132,21 @@ static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
 			mapped = 0;
 		}
 		if (fill + bv.bv_len > cap) {
+			/*
+			 * Only whole logical blocks go out (segments need not
+			 * be whole blocks, a direct I/O buffer at an odd
+			 * offset, say); the rest of one moves to the front.
+			 */
+			unsigned int out = round_down(fill, bsize);
+
 			/* Written through the vmap() alias, read through the pages. */
-			flush_kernel_vmap_range(w->bounce_va, fill);
-			err = emit(lo, w, rq, fill, pos);
+			flush_kernel_vmap_range(w->bounce_va, out);
+			err = emit(lo, w, rq, out, pos);
 			if (err)
 				return err;
-			pos += fill;
-			fill = 0;
+			pos += out;
+			fill -= out;
+			memmove(w->bounce_va, w->bounce_va + out, fill);
 		}
 		lo_map_seg(w, nseg++, &bv, bv.bv_len);
 		mapped += bv.bv_len;
@@ -167,8 +179,8 @@ static unsigned int lo_bounce_bvecs(struct loop_worker *w, unsigned int len)
 
 /*
  * File I/O of @nr vectors, @len bytes at @pos, through one sync kiocb.
- * Returns the bytes read (short at the end of the file) or written (all
- * of them), or a negative errno.
+ * Returns the bytes read (fewer only at the end of the file) or written
+ * (all of them), or a negative errno.
  */
 static ssize_t lo_file_io(struct loop_device *lo, int dir, struct bio_vec *bvec,
 			  unsigned int nr, size_t len, loff_t pos, u16 ioprio)
@@ -194,8 +206,21 @@ static ssize_t lo_file_io(struct loop_device *lo, int dir, struct bio_vec *bvec,
 		if (ret >= 0 && ret != len)
 			ret = -EIO;
 	} else {
+		size_t done = 0;
+
+		/*
+		 * A short read is the end of the file only if the next one
+		 * reads nothing: a read that meets an error after some data
+		 * returns the data, and the error on the next call.
+		 */
 		iov_iter_bvec(&iter, ITER_DEST, bvec, nr, len);
-		ret = file->f_op->read_iter(&kiocb, &iter);
+		do {
+			ret = file->f_op->read_iter(&kiocb, &iter);
+			if (ret > 0)
+				done += ret;
+		} while (ret > 0 && done < len);
+		if (ret >= 0)
+			ret = done;
 	}
 	return ret;
 }
@@ -230,9 +255,10 @@ static void lo_zero_rq_from(struct request *rq, unsigned int from)
 
 /*
  * A read of @done bytes from the backing file is in the request's pages.
- * Past the end of the file reads as zeros, as on the stock loop; on an
- * encrypted loop so does a sector cut by it: only whole sectors that were
- * read are decrypted.
+ * Past the end of the file reads as zeros, as the stock driver's buffered
+ * path gives them (6.1; 7.3's fails the request); on an encrypted loop so
+ * does a sector cut by it: only whole sectors that were read are
+ * decrypted.
  */
 static void lo_read_done(struct loop_device *lo, struct loop_worker *w,
 			 struct request *rq, unsigned int done)
@@ -246,32 +272,36 @@ static void lo_read_done(struct loop_device *lo, struct loop_worker *w,
 }
 
 /*
- * Through the backing file: the request's own vectors in as few calls as
- * the worker's vector array allows (one, up to LOOP_BIO_VECS vectors), or
- * for an encrypted write its ciphertext a bounce area at a time.  Reads
- * are decrypted in place afterwards.
+ * Read a request from the backing file from byte @start of it on (0, or
+ * where an asynchronous read stopped short), its own vectors in as few
+ * calls as the worker's vector array allows (one, up to LOOP_BIO_VECS
+ * vectors), then decrypt it in place.
  */
-static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
-		      struct request *rq, loff_t pos, u64 iv_sector)
+static int lo_read_file(struct loop_device *lo, struct loop_worker *w,
+			struct request *rq, unsigned int start)
 {
-	int dir = op_is_write(req_op(rq)) ? WRITE : READ;
-	unsigned int nr = 0, len = 0, done = 0;
+	loff_t pos = ((loff_t)blk_rq_pos(rq) << SECTOR_SHIFT) + lo->lo_offset;
+	unsigned int nr = 0, len = 0, done = start, skip = start;
 	struct req_iterator iter;
 	struct bio_vec bv;
 	bool eof = false;
 	ssize_t ret;
 
-	if (lo->lo_crypt && dir == WRITE)
-		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_file_emit);
-
 	rq_for_each_bvec(bv, rq, iter) {
 		if (eof)
 			continue;
+		if (skip >= bv.bv_len) {
+			skip -= bv.bv_len;
+			continue;
+		}
+		bv.bv_offset += skip;
+		bv.bv_len -= skip;
+		skip = 0;
 		w->bvec[nr++] = bv;
 		len += bv.bv_len;
 		if (nr < LOOP_BIO_VECS)
 			continue;
-		ret = lo_file_io(lo, dir, w->bvec, nr, len, pos + done,
+		ret = lo_file_io(lo, READ, w->bvec, nr, len, pos + done,
 				 req_get_ioprio(rq));
 		if (ret < 0)
 			return ret;
@@ -281,24 +311,67 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 		len = 0;
 	}
 	if (nr) {
-		ret = lo_file_io(lo, dir, w->bvec, nr, len, pos + done,
+		ret = lo_file_io(lo, READ, w->bvec, nr, len, pos + done,
 				 req_get_ioprio(rq));
 		if (ret < 0)
 			return ret;
 		done += ret;
 	}
-	if (dir == READ)
-		lo_read_done(lo, w, rq, done);
+	lo_read_done(lo, w, rq, done);
 	return 0;
 }
 
-/* The scheduling hints of a request that its bios to the backing device keep. */
-#define LO_BIO_HINTS	(REQ_SYNC | REQ_META | REQ_PRIO | REQ_IDLE)
+/*
+ * Through the backing file: a read as lo_read_file(); a plain write the
+ * same way; an encrypted write its ciphertext a bounce area at a time.
+ */
+static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
+		      struct request *rq, loff_t pos, u64 iv_sector)
+{
+	unsigned int nr = 0, len = 0;
+	struct req_iterator iter;
+	struct bio_vec bv;
+	ssize_t ret;
+
+	if (!op_is_write(req_op(rq)))
+		return lo_read_file(lo, w, rq, 0);
+	if (lo->lo_crypt)
+		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_file_emit);
+	rq_for_each_bvec(bv, rq, iter) {
+		w->bvec[nr++] = bv;
+		len += bv.bv_len;
+		if (nr < LOOP_BIO_VECS)
+			continue;
+		ret = lo_file_io(lo, WRITE, w->bvec, nr, len, pos,
+				 req_get_ioprio(rq));
+		if (ret < 0)
+			return ret;
+		pos += len;
+		nr = 0;
+		len = 0;
+	}
+	if (nr) {
+		ret = lo_file_io(lo, WRITE, w->bvec, nr, len, pos,
+				 req_get_ioprio(rq));
+		if (ret < 0)
+			return ret;
+	}
+	return 0;
+}
 
 /*
- * The worker's own bio, at byte @pos of the backing device.  It is
- * embedded in the worker and reused for every bio it sends, so this path
- * never allocates: swap on the loop must make progress when memory is gone.
+ * The flags of a request that its bios to the backing device keep: the
+ * scheduling hints, and swap and background I/O, which cgroup throttling
+ * lets through (bio_issue_as_root_blkg()).
+ */
+#define LO_BIO_HINTS	(REQ_SYNC | REQ_META | REQ_PRIO | REQ_IDLE | \
+			 REQ_SWAP | REQ_BACKGROUND | REQ_RAHEAD)
+
+/*
+ * The worker's own bio, at byte @pos of the backing device, for the
+ * ciphertext of an encrypted write.  It is embedded in the worker and
+ * reused for each (the worker waits for it), so this path never
+ * allocates: swap on the loop must make progress when memory is gone.
  */
 static struct bio *lo_bio_start(struct loop_device *lo, struct loop_worker *w,
 				struct request *rq, blk_opf_t opf, loff_t pos,
@@ -346,52 +419,57 @@ static blk_status_t lo_status(long err)
 }
 
 /*
- * The end of an asynchronous request (lo_rw_aio()), in the block layer's
- * completion context: a short read is the end of the file (zeros past it,
- * as the synchronous path gives), a short write an error.
+ * The end of an asynchronous request (lo_rw_aio(), lo_rw_clones()), in the
+ * block layer's completion context: all of it done, or an error (a short
+ * write is one; a short read went back to the worker, lo_async_done()).
  */
 static void loop_complete_rq(struct request *rq)
 {
 	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	long ret = cmd->ret;
 
-	if (ret >= 0 && ret < blk_rq_bytes(rq)) {
-		if (req_op(rq) == REQ_OP_READ) {
-			lo_zero_rq_from(rq, ret);
-			ret = 0;
-		} else {
-			ret = -EIO;
-		}
-	} else if (ret > 0) {
-		ret = 0;
-	}
+	if (ret >= 0)
+		ret = ret < blk_rq_bytes(rq) ? -EIO : 0;
 	blk_mq_end_request(rq, lo_status(ret));
 }
 
-/* The ciphertext of an asynchronous read is in: decrypt it, on its worker. */
-static void loop_decrypt_work(struct kthread_work *work)
+/*
+ * An asynchronous read is in, on its worker: the rest of a short one is
+ * read (the end of the file, or an error, shows there), and the
+ * ciphertext of an encrypted one decrypted.
+ */
+static void loop_read_finish_work(struct kthread_work *work)
 {
 	struct loop_cmd *cmd = container_of(work, struct loop_cmd, work);
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
+	struct loop_device *lo = rq->q->queuedata;
+	int err = 0;
 
-	lo_read_done(rq->q->queuedata, cmd->worker, rq, cmd->ret);
-	blk_mq_end_request(rq, BLK_STS_OK);
+	if (cmd->ret < blk_rq_bytes(rq))
+		err = lo_read_file(lo, cmd->worker, rq, cmd->ret);
+	else
+		lo_read_done(lo, cmd->worker, rq, cmd->ret);
+	blk_mq_end_request(rq, lo_status(err));
 }
 
-/* An asynchronous request's I/O is over: end it, or decrypt it first. */
+/* An asynchronous request's I/O is over: end it, or finish a read first. */
 static void lo_async_done(struct loop_cmd *cmd)
 {
+	struct request *rq = blk_mq_rq_from_pdu(cmd);
+
 	/*
-	 * Decryption needs the worker's mapping slots and scratch, and may
-	 * not run in the completion's context: the worker does it, between
-	 * the other requests it runs.
+	 * Decryption needs the worker's mapping slots and scratch, and the
+	 * rest of a short read synchronous I/O: neither may run in the
+	 * completion's context.  The worker does them, between the other
+	 * requests it runs.
 	 */
-	if (cmd->decrypt && cmd->ret >= 0) {
-		kthread_init_work(&cmd->work, loop_decrypt_work);
+	if (cmd->ret >= 0 && req_op(rq) == REQ_OP_READ &&
+	    (cmd->decrypt || cmd->ret < blk_rq_bytes(rq))) {
+		kthread_init_work(&cmd->work, loop_read_finish_work);
 		kthread_queue_work(cmd->worker->kw, &cmd->work);
 		return;
 	}
-	blk_mq_complete_request(blk_mq_rq_from_pdu(cmd));
+	blk_mq_complete_request(rq);
 }
 
 /* Both the submitter and the file system's completion are done with @cmd. */
@@ -422,13 +500,13 @@ static void lo_aio_complete(struct kiocb *iocb, long ret)
  * ki_complete, so the worker goes on to the next request and many are in
  * flight.  On an encrypted loop, reads only (a write's ciphertext is in
  * the worker's bounce pages, which the next request needs); the worker
- * decrypts a read once it is in (loop_decrypt_work()).  The vectors of a
- * request of several bios are gathered into an array; where that
- * allocation fails, the synchronous path takes the request (it needs no
- * memory).
+ * decrypts a read once it is in, and reads the rest of a short one
+ * (loop_read_finish_work()).  The vectors of a request of several bios are
+ * gathered into an array; where that cannot be had without reclaim, the
+ * synchronous path takes the request.
  *
  * Return: -EIOCBQUEUED (the request ends in loop_complete_rq() or
- * loop_decrypt_work()), or -ENOMEM with nothing done.
+ * loop_read_finish_work()), or -ENOMEM with nothing done.
  */
 static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 		     struct request *rq, loff_t pos)
@@ -453,8 +531,9 @@ static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 		ioi.iov_offset = mp_bvec_iter_offset(bio->bi_io_vec, bio->bi_iter) -
 				 first->bv_offset;
 	} else {
+		/* No reclaim here: the synchronous path is the fallback. */
 		cmd->bvec = kmalloc_array(nr, sizeof(*cmd->bvec),
-					  GFP_NOIO | __GFP_NOWARN);
+					  GFP_NOWAIT | __GFP_NOWARN);
 		if (!cmd->bvec)
 			return -ENOMEM;
 		rq_for_each_bvec(bv, rq, iter)
@@ -506,7 +585,7 @@ static void lo_clone_end_io(struct bio *clone)
  * reserve lets them through when memory is short (swap on the loop).
  *
  * Return: -EIOCBQUEUED: the request ends in loop_complete_rq() or
- * loop_decrypt_work().
+ * loop_read_finish_work().
  */
 static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 			struct request *rq, loff_t pos)
@@ -528,6 +607,12 @@ static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 			break;
 		}
 		clone->bi_opf = opf;
+		/*
+		 * Charged to the root, as the worker's own bios are: the
+		 * worker serves every cgroup, and a clone throttled for one
+		 * would hold up the loop for all.
+		 */
+		bio_associate_blkg_from_css(clone, blkcg_root_css);
 		clone->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
 		clone->bi_private = cmd;
 		clone->bi_end_io = lo_clone_end_io;
@@ -757,15 +842,20 @@ fail:
  * @lo:       the device, lo_mutex held, its workers started; about to get
  *            a key (the I/O path reads the pages only once lo_crypt is set,
  *            with the queue frozen in between)
- * @prealloc: bounce pages per worker, 1..LOOP_MAX_PREALLOC (lo_prealloc)
+ * @prealloc: bounce pages per worker, 1..LOOP_MAX_PREALLOC (lo_prealloc);
+ *            at least two are given
  *
- * Workers that have them keep them; loop_stop_workers() frees them.
+ * Workers that have them keep them; loop_stop_workers() wipes and frees
+ * them.
  *
  * Return: 0 or -ENOMEM.
  */
 int loop_workers_bounce(struct loop_device *lo, unsigned int prealloc)
 {
 	unsigned int i, j;
+
+	/* Room for the rest of a logical block and a whole page after it. */
+	prealloc = max(prealloc, 2U);
 
 	for (i = 0; i < lo->lo_nr_workers; i++) {
 		struct loop_worker *w = &lo->lo_workers[i];
@@ -806,8 +896,11 @@ void loop_stop_workers(struct loop_device *lo)
 
 		if (w->kw)
 			kthread_destroy_worker(w->kw);
-		if (w->bounce_va)
+		/* A read's multi-key IVs were computed from a plaintext copy there. */
+		if (w->bounce_va) {
+			memzero_explicit(w->bounce_va, w->nr_bounce << PAGE_SHIFT);
 			vunmap(w->bounce_va);
+		}
 		for (j = 0; w->bounce && w->bounce[j]; j++)
 			__free_page(w->bounce[j]);
 		kfree(w->bounce);

@@ -28,6 +28,8 @@
 #   ro-backing-*  writes fail once the backing device is made read-only
 #   req-sync-*, ioprio-*  REQ_SYNC and the I/O priority of a request reach
 #                the backing device's bios and requests (tracefs)
+#   read-error-* a read through the backing device's page cache that meets an
+#                error after some data fails, instead of reading zeros
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -407,4 +409,28 @@ elif lower=$(losetup.stock -f --show /tmp/cfd-b.img) && up=$(losetup.stock -f --
 	t_check ioprio-passed sh -c "! grep ' ${mm/:/,} W' /tmp/trace | grep -v ' be,0,6 '"
 	losetup.stock -d "$up"
 	losetup.stock -d "$lower"
+fi
+
+# read-error-*: a read that meets an error after some data fails as a whole, on a loop that
+# reads its backing device through the page cache (offset 512 over 4096-byte sectors), whose
+# read_iter returns the data before the error first.  The stock driver fails it; zeros in
+# place of the unreadable part, with success, would be silent corruption.
+if ! command -v dmsetup >/dev/null; then
+	t_skip read-error "dmsetup is not in the guest"
+else
+	t_zerofile /tmp/err.img 8M
+	if lower=$(losetup.stock -b 4096 -f --show /tmp/err.img) &&
+	   printf '0 8192 linear %s 0\n8192 8192 error\n' "$lower" | dmsetup create aesloop-err &&
+	   up=$(losetup.stock -o 512 -f --show /dev/mapper/aesloop-err); then
+		echo 3 >/proc/sys/vm/drop_caches
+		t_check read-error-before dd if="$up" of=/dev/null bs=64k count=63 iflag=direct
+		echo 3 >/proc/sys/vm/drop_caches
+		t_expect_fail read-error-across 'Input/output error' \
+			dd if="$up" of=/dev/null bs=64k skip=63 count=1 iflag=direct
+		losetup.stock -d "$up"
+	else
+		t_fail read-error "no loop over a device-mapper device with an error target"
+	fi
+	dmsetup remove aesloop-err 2>/dev/null
+	[ -z "${lower:-}" ] || losetup.stock -d "$lower"
 fi
