@@ -72,6 +72,11 @@
  *                                       more opening, reading, writing and
  *                                       closing all of those devices; the
  *                                       DEVs exist again at the end
+ *   lo-ioctl dio-write DEV FILE SHIFT   write FILE to the start of DEV with
+ *                                       one O_DIRECT pwrite from a buffer
+ *                                       SHIFT bytes past a page boundary (a
+ *                                       request whose segments are not whole
+ *                                       pages or blocks)
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
  *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -i LO_INIT0
  *       -r (open the file read-only)
@@ -107,6 +112,33 @@ static int fail(const char *what)
 	fprintf(stderr, "lo-ioctl: %s: %s (%s)\n", what,
 		strerrorname_np(e) ? strerrorname_np(e) : "?", strerror(e));
 	return 1;
+}
+
+/* dio-write: FILE to the start of DEV, one O_DIRECT write from @shift past a page. */
+static int dio_write(const char *dev, const char *file, size_t shift)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	int in = open(file, O_RDONLY), out;
+	unsigned char *mem;
+	off_t len;
+
+	if (in < 0)
+		return fail(file);
+	len = lseek(in, 0, SEEK_END);
+	if (len <= 0 || posix_memalign((void **)&mem, page, len + page))
+		return fail("dio-write buffer");
+	if (pread(in, mem + shift, len, 0) != len)
+		return fail(file);
+	close(in);
+	out = open(dev, O_WRONLY | O_DIRECT);
+	if (out < 0)
+		return fail(dev);
+	if (pwrite(out, mem + shift, len, 0) != len)
+		return fail("O_DIRECT pwrite");
+	if (fsync(out) || close(out))
+		return fail(dev);
+	free(mem);
+	return 0;
 }
 
 static int usage(void)
@@ -782,6 +814,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fuzz-mt") && argc >= 7 && argc <= 6 + 12)
 		return fuzz_mt(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
 			       atoi(argv[4]), argv[5], argv + 6, argc - 6);
+	if (!strcmp(cmd, "dio-write") && argc == 5)
+		return dio_write(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc < 3)
 		return usage();
 	dev = argv[2];

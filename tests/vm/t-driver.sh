@@ -21,6 +21,9 @@
 #                encrypted file-backed loop (with whatever lo_threads run.sh set)
 #   fio-dio-*    the same with --direct-io=on under single-key and v3 loops and
 #                16 requests in flight (asynchronous reads the workers decrypt)
+#   dio-odd-buffer-*  an O_DIRECT write from a buffer 2 KiB into a page, to an
+#                encrypted loop with 4096-byte blocks over a file with direct I/O:
+#                the ciphertext still goes out in whole blocks, and reads back
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -294,6 +297,33 @@ else
 	t_fail fio-dio "no ext4 on a loop for the direct I/O file"
 fi
 rm -f "$work/dio-outer.img"
+
+# dio-odd-buffer: an O_DIRECT write of 256 KiB from a buffer 2 KiB past a page boundary to an
+# encrypted loop with 4096-byte blocks, over a file with direct I/O on an ext4 with 4096-byte
+# sectors.  The request's segments are 2K, 4K..., 2K: the ciphertext must still go to the
+# file in whole blocks (the file refuses anything else), and read back.
+t_zerofile "$work/odd-outer.img" 64M
+if outer=$(losetup.stock -b 4096 -f --show "$work/odd-outer.img") &&
+   t_run_quiet mkfs.ext4 -q "$outer" && mount "$outer" /mnt/e; then
+	t_zerofile /mnt/e/enc.img 16M
+	t_randfile "$work/odd.data" 256K
+	if dev=$(losetup -e AES128 -p 3 -b 4096 --direct-io=on -f --show /mnt/e/enc.img \
+		 3<<<"$pass"); then
+		t_expect_eq dio-odd-buffer-dio 1 "$(sysfs "$dev" loop/dio)"
+		t_check dio-odd-buffer-write "$lo_ioctl" dio-write "$dev" "$work/odd.data" 2048
+		echo 3 >/proc/sys/vm/drop_caches
+		t_expect_eq dio-odd-buffer-read "$(t_sha256 "$work/odd.data")" \
+			"$(head -c 262144 "$dev" | sha256sum | cut -d' ' -f1)"
+		losetup -d "$dev"
+	else
+		t_fail dio-odd-buffer "losetup -e AES128 -b 4096 --direct-io=on failed"
+	fi
+	umount /mnt/e
+	losetup.stock -d "$outer"
+else
+	t_fail dio-odd-buffer "no ext4 with 4096-byte sectors on a loop"
+fi
+rm -f "$work/odd-outer.img" "$work/odd.data"
 
 # 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.
 l32=/aesloop/build/vm-tools/lo-ioctl32
