@@ -443,12 +443,16 @@ static void loop_read_finish_work(struct kthread_work *work)
 	struct loop_cmd *cmd = container_of(work, struct loop_cmd, work);
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 	struct loop_device *lo = rq->q->queuedata;
+	unsigned int old_flags = current->flags;
 	int err = 0;
 
+	/* As for every request the worker runs (loop_cmd_work()). */
+	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
 	if (cmd->ret < blk_rq_bytes(rq))
 		err = lo_read_file(lo, cmd->worker, rq, cmd->ret);
 	else
 		lo_read_done(lo, cmd->worker, rq, cmd->ret);
+	current->flags = old_flags;
 	blk_mq_end_request(rq, lo_status(err));
 }
 
