@@ -39,6 +39,7 @@
 
 #include "../aes/loop_aes.h"
 #include "aesloop_uapi.h"
+#include "loop_kcompat.h"
 
 /* Where a device is in its life cycle; see the diagram above. */
 enum lo_state {
@@ -191,21 +192,6 @@ struct loop_cmd {
 /* Largest request, 512-byte sectors: 1280 KiB, as the stock driver. */
 #define LOOP_MAX_HW_SECTORS	2560u
 
-/**
- * struct loop_queue_caps - what a loop's queue offers over its backing file
- * @discard_granularity: bytes; 0 when @max_discard_sectors is 0
- * @max_discard_sectors: largest discard and write-zeroes, 512-byte sectors;
- *                       0 for none
- * @rotational:          the backing store is a rotating disk
- * @write_cache:         data passes a volatile cache: flushes are needed
- */
-struct loop_queue_caps {
-	unsigned int	discard_granularity;
-	unsigned int	max_discard_sectors;
-	bool		rotational;
-	bool		write_cache;
-};
-
 /* loop_io.c: the request path */
 extern const struct blk_mq_ops loop_mq_ops;
 int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice);
@@ -244,40 +230,42 @@ void loop_keyscrub_stop(struct loop_device *lo);
 void loop_keyscrub_forget(struct loop_device *lo);
 void loop_keyscrub_cancel(struct loop_device *lo);
 
-/* loop_ctl.c: configuration ioctls */
-int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      bool writable, bool excl, unsigned int cmd,
-		      unsigned long arg);
-int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-			     bool writable, bool excl, unsigned int cmd,
-			     unsigned long arg);
+/* loop_config.c: binding and configuration, for loop_ioctl.c */
+int loop_configure(struct loop_device *lo, bool writable, bool excl,
+		   struct block_device *bdev, const struct loop_config *config);
+int loop_clr_fd(struct loop_device *lo, bool excl);
+int loop_set_status(struct loop_device *lo, const struct loop_info64 *info);
+int loop_get_status(struct loop_device *lo, struct loop_info64 *info);
+int loop_multi_key_setup(struct loop_device *lo, const void __user *arg,
+			 unsigned int count);
+int loop_set_block_size(struct loop_device *lo, struct block_device *ibdev,
+			bool excl, unsigned long arg);
+int loop_set_direct_io(struct loop_device *lo, unsigned long arg);
+int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
+		   unsigned int fd);
+int loop_set_capacity(struct loop_device *lo);
 void loop_release_autoclear(struct loop_device *lo);
 
-/* loop_main.c: device life cycle and module parameters */
+/* loop_ioctl.c: the ioctls of /dev/loopN, for the block device methods */
+int loop_ioctl(struct loop_device *lo, struct block_device *bdev,
+	       bool writable, bool excl, unsigned int cmd, unsigned long arg);
+int loop_compat_ioctl(struct loop_device *lo, struct block_device *bdev,
+		      bool writable, bool excl, unsigned int cmd,
+		      unsigned long arg);
+
+/* loop_main.c: the devices' life cycle */
+struct loop_device *loop_of_disk(struct gendisk *disk);
+
+/* loop_params.c: the module parameters */
+int loop_check_params(void);
 unsigned int loop_threads_of(const struct loop_device *lo);
 unsigned int loop_prealloc(void);
 int loop_nice(void);
 unsigned int loop_part_shift(void);
-int loop_open(struct loop_device *lo);
-void loop_release(struct loop_device *lo);
-void loop_free_disk(struct gendisk *disk);
-
-/* compat.c: what differs between kernel versions */
-extern const struct block_device_operations lo_fops;
-int loop_claim(struct block_device *bdev, void *holder);
-void loop_unclaim(struct block_device *bdev, void *holder);
-void loop_media_changed(struct gendisk *disk);
-struct address_space *loop_bdev_mapping(struct block_device *bdev);
-bool loop_bdev_rotational(struct block_device *bdev);
-unsigned int loop_tag_set_flags(void);
-unsigned int loop_freeze(struct request_queue *q);
-void loop_unfreeze(struct request_queue *q, unsigned int memflags);
-struct kthread_worker *loop_run_worker(int number, unsigned int i);
-struct gendisk *loop_alloc_disk(struct loop_device *lo);
-int loop_set_limits(struct loop_device *lo, struct file *file, loff_t offset,
-		    unsigned int bsize, const struct loop_aes_ctx *crypt);
-void loop_clear_limits(struct loop_device *lo, bool discard,
-		       bool write_zeroes);
+unsigned int loop_devices_at_load(void);
+bool loop_probe_allowed(int i);
+unsigned int loop_queue_depth(void);
+void loop_params_set_aes_impl(const char *name);
 
 /* loop_sysfs.c */
 extern const struct attribute_group loop_attribute_group;

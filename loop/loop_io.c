@@ -24,6 +24,8 @@
  * memory; bios cloned to a backing device come from the device's own
  * bio_set, whose reserve lets them through (swap on a loop).
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/fs.h>
 #include <linux/falloc.h>
 #include <linux/bio.h>
@@ -640,8 +642,9 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 	if (lo->lo_crypt)
 		rq_for_each_segment(bv, rq, iter)
 			if (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1)) {
-				pr_err_ratelimited("loop%d: segment of %u bytes is not whole sectors\n",
-						   lo->lo_number, bv.bv_len);
+				pr_err_ratelimited("%s: segment of %u bytes is not whole sectors\n",
+						   lo->lo_disk->disk_name,
+						   bv.bv_len);
 				return -EIO;
 			}
 	if (lo->lo_bdev) {
@@ -696,7 +699,8 @@ void loop_limits_work(struct work_struct *work)
 	struct loop_device *lo = container_of(work, struct loop_device,
 					      lo_limits_work);
 
-	loop_clear_limits(lo, test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported),
+	loop_clear_limits(lo->lo_disk->queue,
+			  test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported),
 			  test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported));
 }
 
@@ -1052,6 +1056,7 @@ void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 	}
 	if (!caps->max_discard_sectors)
 		caps->discard_granularity = 0;
+	caps->max_write_zeroes_sectors = caps->max_discard_sectors;
 }
 
 /*
@@ -1071,8 +1076,8 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
 		err = invalidate_inode_pages2(mapping);
 	memalloc_noio_restore(noio);
 	if (err)
-		pr_warn("loop%d: cannot write back and drop the page cache of %pg (%d)\n",
-			lo->lo_number, I_BDEV(mapping->host), err);
+		pr_warn("%s: cannot write back and drop the page cache of %pg (%d)\n",
+			lo->lo_disk->disk_name, I_BDEV(mapping->host), err);
 	return err;
 }
 
@@ -1110,12 +1115,12 @@ void loop_update_io_path(struct loop_device *lo, bool bind)
 	if (!target) {
 		if (!bind)
 			lo_drop_backing_cache(lo, file);
-		pr_notice("loop%d: offset %lld and %u-byte blocks do not suit the %u-byte sectors of %pg: I/O goes through its page cache, not safe for swap\n",
-			  lo->lo_number, (long long)lo->lo_offset, bsize,
+		pr_notice("%s: offset %lld and %u-byte blocks do not suit the %u-byte sectors of %pg: I/O goes through its page cache, not safe for swap\n",
+			  lo->lo_disk->disk_name, (long long)lo->lo_offset, bsize,
 			  bdev_logical_block_size(bdev), bdev);
 	} else if (lo_drop_backing_cache(lo, file)) {
-		pr_warn("loop%d: I/O stays in the page cache of %pg\n",
-			lo->lo_number, bdev);
+		pr_warn("%s: I/O stays in the page cache of %pg\n",
+			lo->lo_disk->disk_name, bdev);
 		target = NULL;
 	}
 	lo->lo_bdev = target;

@@ -2,17 +2,20 @@
 /*
  * loop_main.c - aesloop: the loop block driver with loop-AES built in.
  *
- * This file holds the life cycle of the module and of the devices: module
- * parameters, creating and removing /dev/loopN, their block device
- * operations, and /dev/loop-control.  Configuration is in loop_ctl.c, the
- * I/O path in loop_io.c, keys in loop_crypt.c.
+ * This file holds the life cycle of the module and of the devices:
+ * creating and removing /dev/loopN, their block device operations, and
+ * /dev/loop-control.  Module parameters are in loop_params.c, binding and
+ * configuration in loop_config.c, the ioctls in loop_ioctl.c, the I/O path
+ * in loop_io.c, keys in loop_crypt.c, kernel version differences in
+ * loop_kcompat.c.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/idr.h>
 #include <linux/init.h>
 #include <linux/major.h>
 #include <linux/miscdevice.h>
 #include <linux/module.h>
-#include <linux/moduleparam.h>
 #include <linux/slab.h>
 
 #include "loop.h"
@@ -29,118 +32,16 @@
 static DEFINE_IDR(loop_index_idr);
 static DEFINE_MUTEX(loop_ctl_mutex);
 
-/*
- * max_loop: devices made at load.  Given explicitly it is also a limit on
- * the devices an open of /dev/loopN creates, as in the stock driver; the
- * default is none.
- */
-static int max_loop = 8;
-static bool max_loop_given;
-
-static int max_loop_set(const char *val, const struct kernel_param *kp)
-{
-	int err = param_set_int(val, kp);
-
-	if (!err)
-		max_loop_given = true;
-	return err;
-}
-
-static const struct kernel_param_ops max_loop_ops = {
-	.set	= max_loop_set,
-	.get	= param_get_int,
-};
-module_param_cb(max_loop, &max_loop_ops, &max_loop, 0444);
-MODULE_PARM_DESC(max_loop, "Number of loop devices created at load (default 8); if given, also the limit of devices made by opening /dev/loopN");
-
-static int max_part;
-module_param(max_part, int, 0444);
-MODULE_PARM_DESC(max_part, "Minor numbers reserved for partitions per device (default 0: dynamic)");
-
-/*
- * lo_threads=N[,INDEX,N]...: N workers per device, and per-device
- * exceptions as INDEX,N pairs, as loop-AES takes them.
- */
-static int lo_threads[1 + 2 * 16] = { 1 };
-static int lo_threads_count;
-module_param_array(lo_threads, int, &lo_threads_count, 0444);
-MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default 1, at most 16)");
-
-static int lo_prealloc = 32;
-module_param(lo_prealloc, int, 0444);
-MODULE_PARM_DESC(lo_prealloc, "Bounce pages per worker of an encrypted loop (default 32, 1..256)");
-
-static int lo_nice;
-module_param(lo_nice, int, 0444);
-MODULE_PARM_DESC(lo_nice, "Nice value of the workers, -20..19 (default 0)");
-
-/* As the stock driver: requests in flight per device, 1..BLK_MQ_MAX_DEPTH. */
-static int hw_queue_depth = 128;
-module_param(hw_queue_depth, int, 0444);
-MODULE_PARM_DESC(hw_queue_depth, "Queue depth of each device (default 128)");
-
-static unsigned int part_shift;
-
-/* Which AES code runs the transfers; read-only, set once at load. */
-static char aes_impl[32] = "generic";
-module_param_string(aes_impl, aes_impl, sizeof(aes_impl), 0444);
-MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, or with INTELAES=y aesni, vaes-avx2 or vaes-avx512");
-
 /**
- * loop_threads_of() - the number of workers a device gets (lo_threads)
- * @lo: the device
- *
- * Return: 1..LOOP_MAX_THREADS.
- */
-unsigned int loop_threads_of(const struct loop_device *lo)
-{
-	int n = lo_threads[0], i;
-
-	for (i = 1; i + 1 < lo_threads_count; i += 2)
-		if (lo_threads[i] == lo->lo_number)
-			n = lo_threads[i + 1];
-	return n;
-}
-
-/**
- * loop_prealloc() - bounce pages each worker keeps (lo_prealloc)
- *
- * Return: 1..LOOP_MAX_PREALLOC.
- */
-unsigned int loop_prealloc(void)
-{
-	return lo_prealloc;
-}
-
-/**
- * loop_nice() - the nice value of the workers (lo_nice)
- *
- * Return: -20..19.
- */
-int loop_nice(void)
-{
-	return lo_nice;
-}
-
-/**
- * loop_part_shift() - minor-number bits per device reserved for partitions
- *
- * Return: 0 (max_part=0: partitions get dynamic numbers) .. 8.
- */
-unsigned int loop_part_shift(void)
-{
-	return part_shift;
-}
-
-/**
- * loop_open() - a /dev/loopN is being opened
- * @lo: the device
+ * loop_open() - a /dev/loopN is being opened (through lo_open())
+ * @disk: its gendisk
  *
  * Return: 0, or -ENXIO for a device being deleted or detached (its
  * LOOP_CLR_FD waits for the openers it has, and lets in no others).
  */
-int loop_open(struct loop_device *lo)
+int loop_open(struct gendisk *disk)
 {
+	struct loop_device *lo = disk->private_data;
 	int err = mutex_lock_killable(&lo->lo_mutex);
 
 	if (err)
@@ -152,23 +53,37 @@ int loop_open(struct loop_device *lo)
 }
 
 /**
- * loop_release() - a /dev/loopN was closed
- * @lo: the device
+ * loop_release() - a /dev/loopN was closed (through lo_release())
+ * @disk: its gendisk
  *
- * On the last close, an autoclear device is unbound.
+ * On the last close, autoclear unbinds the device.
  */
-void loop_release(struct loop_device *lo)
+void loop_release(struct gendisk *disk)
 {
-	if (disk_openers(lo->lo_disk) > 0)
+	if (disk_openers(disk) > 0)
 		return;
-	loop_release_autoclear(lo);
+	loop_release_autoclear(disk->private_data);
 }
 
-/**
- * loop_free_disk() - the last reference to a device's gendisk is gone
- * @disk: the gendisk; its private_data is the loop_device to free
- */
-void loop_free_disk(struct gendisk *disk)
+static int lo_ioctl(struct block_device *bdev, blk_mode_t mode,
+		    unsigned int cmd, unsigned long arg)
+{
+	return loop_ioctl(bdev->bd_disk->private_data, bdev,
+			  mode & BLK_OPEN_WRITE, mode & BLK_OPEN_EXCL, cmd, arg);
+}
+
+#ifdef CONFIG_COMPAT
+static int lo_compat_ioctl(struct block_device *bdev, blk_mode_t mode,
+			   unsigned int cmd, unsigned long arg)
+{
+	return loop_compat_ioctl(bdev->bd_disk->private_data, bdev,
+				 mode & BLK_OPEN_WRITE, mode & BLK_OPEN_EXCL,
+				 cmd, arg);
+}
+#endif
+
+/* The last reference to a device's gendisk is gone: free the device. */
+static void loop_free_disk(struct gendisk *disk)
 {
 	struct loop_device *lo = disk->private_data;
 
@@ -177,6 +92,28 @@ void loop_free_disk(struct gendisk *disk)
 	bioset_exit(&lo->lo_bio_set);
 	mutex_destroy(&lo->lo_mutex);
 	kfree(lo);
+}
+
+static const struct block_device_operations lo_fops = {
+	.owner		= THIS_MODULE,
+	.open		= lo_open,
+	.release	= lo_release,
+	.ioctl		= lo_ioctl,
+#ifdef CONFIG_COMPAT
+	.compat_ioctl	= lo_compat_ioctl,
+#endif
+	.free_disk	= loop_free_disk,
+};
+
+/**
+ * loop_of_disk() - the loop device of a gendisk, if it is one of ours
+ * @disk: any gendisk with the loop major
+ *
+ * Return: the device, or NULL for a disk another driver made.
+ */
+struct loop_device *loop_of_disk(struct gendisk *disk)
+{
+	return disk->fops == &lo_fops ? disk->private_data : NULL;
 }
 
 /*
@@ -221,7 +158,7 @@ static int loop_add(int i)
 	lo->tag_set.ops = &loop_mq_ops;
 	lo->tag_set.nr_hw_queues = 1;
 	/* Each request in flight costs a struct loop_cmd. */
-	lo->tag_set.queue_depth = hw_queue_depth;
+	lo->tag_set.queue_depth = loop_queue_depth();
 	lo->tag_set.numa_node = NUMA_NO_NODE;
 	lo->tag_set.cmd_size = sizeof(struct loop_cmd);
 	lo->tag_set.flags = loop_tag_set_flags();
@@ -230,7 +167,7 @@ static int loop_add(int i)
 	if (err)
 		goto out_free_idr;
 
-	disk = loop_alloc_disk(lo);
+	disk = loop_alloc_disk(&lo->tag_set, lo, LOOP_MAX_HW_SECTORS);
 	if (IS_ERR(disk)) {
 		err = PTR_ERR(disk);
 		goto out_free_tags;
@@ -238,13 +175,13 @@ static int loop_add(int i)
 	lo->lo_disk = disk;
 
 	disk->major = LOOP_MAJOR;
-	disk->first_minor = i << part_shift;
-	disk->minors = 1 << part_shift;
+	disk->first_minor = i << loop_part_shift();
+	disk->minors = 1 << loop_part_shift();
 	/*
 	 * No partition scan unless asked for (losetup -P) or max_part given,
 	 * but partitions made from user space (BLKPG, partx) are allowed.
 	 */
-	if (!part_shift)
+	if (!loop_part_shift())
 		set_bit(GD_SUPPRESS_PART_SCAN, &disk->state);
 	disk->fops = &lo_fops;
 	disk->private_data = lo;
@@ -298,9 +235,9 @@ static void loop_remove(struct loop_device *lo)
 /* Opening /dev/loopN of a device that does not exist yet creates it. */
 static void loop_probe(dev_t dev)
 {
-	int i = MINOR(dev) >> part_shift;
+	int i = MINOR(dev) >> loop_part_shift();
 
-	if (max_loop_given && max_loop && i >= max_loop)
+	if (!loop_probe_allowed(i))
 		return;
 	loop_add(i);
 }
@@ -405,76 +342,18 @@ static void __init loop_choose_aes(void)
 	const struct loop_aes_engine *engine = aesloop_intel_probe(&rejected);
 
 	if (rejected)
-		pr_notice("loop: AES path %s failed its self-test on this CPU; not used\n",
+		pr_notice("AES path %s failed its self-test on this CPU; not used\n",
 			  rejected);
 	if (engine)
 		loop_aes_set_engine(engine);
 #endif
-	strscpy(aes_impl, loop_aes_get_engine()->name, sizeof(aes_impl));
-}
-
-/* Out-of-range parameters refuse the load rather than being bent silently. */
-static int __init loop_check_params(void)
-{
-	int i;
-
-	if (max_part < 0 || max_part > (1 << (MINORBITS - 1))) {
-		pr_err("loop: max_part=%d is out of range\n", max_part);
-		return -EINVAL;
-	}
-	/* Minors per device: a power of two above max_part. */
-	if (max_part > 0)
-		part_shift = fls(max_part);
-	if ((1U << part_shift) > DISK_MAX_PARTS) {
-		pr_err("loop: max_part=%d is out of range 0..%d\n", max_part,
-		       DISK_MAX_PARTS - 1);
-		return -EINVAL;
-	}
-	/* What the minors really allow, as the stock driver reports it. */
-	if (part_shift)
-		max_part = (1 << part_shift) - 1;
-	if (max_loop < 0 || max_loop > (1 << (MINORBITS - part_shift))) {
-		pr_err("loop: max_loop=%d is out of range\n", max_loop);
-		return -EINVAL;
-	}
-	if (hw_queue_depth < 1 || hw_queue_depth > BLK_MQ_MAX_DEPTH) {
-		pr_err("loop: hw_queue_depth=%d is out of range 1..%d\n",
-		       hw_queue_depth, BLK_MQ_MAX_DEPTH);
-		return -EINVAL;
-	}
-	if (lo_threads_count && !(lo_threads_count & 1)) {
-		pr_err("loop: lo_threads: an INDEX without its count\n");
-		return -EINVAL;
-	}
-	/* lo_threads[0] is the default; then INDEX,N pairs. */
-	for (i = 0; i < max(lo_threads_count, 1); i += 2) {
-		if (lo_threads[i] < 1 || lo_threads[i] > LOOP_MAX_THREADS) {
-			pr_err("loop: lo_threads: %d workers is out of range 1..%d\n",
-			       lo_threads[i], LOOP_MAX_THREADS);
-			return -EINVAL;
-		}
-		if (i + 1 < lo_threads_count && lo_threads[i + 1] < 0) {
-			pr_err("loop: lo_threads: device index %d is negative\n",
-			       lo_threads[i + 1]);
-			return -EINVAL;
-		}
-	}
-	if (lo_prealloc < 1 || lo_prealloc > LOOP_MAX_PREALLOC) {
-		pr_err("loop: lo_prealloc=%d is out of range 1..%d\n",
-		       lo_prealloc, LOOP_MAX_PREALLOC);
-		return -EINVAL;
-	}
-	if (lo_nice < MIN_NICE || lo_nice > MAX_NICE) {
-		pr_err("loop: lo_nice=%d is out of range %d..%d\n",
-		       lo_nice, MIN_NICE, MAX_NICE);
-		return -EINVAL;
-	}
-	return 0;
+	loop_params_set_aes_impl(loop_aes_get_engine()->name);
 }
 
 static int __init loop_init(void)
 {
-	int i, err;
+	unsigned int i;
+	int err;
 
 	err = loop_check_params();
 	if (err)
@@ -489,10 +368,11 @@ static int __init loop_init(void)
 		goto out_misc;
 
 	/* Pre-created devices are a convenience: a failure is not fatal. */
-	for (i = 0; i < max_loop; i++)
+	for (i = 0; i < loop_devices_at_load(); i++)
 		loop_add(i);
 
-	pr_info("loop: aesloop driver loaded, %d devices, AES: %s%s\n", max_loop,
+	pr_info("aesloop driver loaded, %u devices, AES: %s%s\n",
+		loop_devices_at_load(),
 		loop_aes_get_engine()->name,
 		IS_ENABLED(CONFIG_AESLOOP_KEYSCRUB) ? ", keys scrubbed every second" : "");
 	return 0;

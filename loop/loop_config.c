@@ -1,21 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * loop_ctl.c - aesloop: binding, configuring and unbinding a loop device.
+ * loop_config.c - aesloop: binding, configuring and unbinding a loop device.
  *
  * Every way of configuring a device (LOOP_SET_FD, LOOP_CONFIGURE,
- * LOOP_SET_STATUS, LOOP_SET_STATUS64) is turned into a struct loop_config
- * or loop_info64 and handled by loop_configure() or loop_set_status().  The
- * new state, key context included, is checked and built completely before
- * the device is touched, so a refused request leaves the device as it was.
+ * LOOP_SET_STATUS, LOOP_SET_STATUS64) reaches here, from loop_ioctl.c, as
+ * a struct loop_config or loop_info64 in kernel memory, and is handled by
+ * loop_configure() or loop_set_status().  The new state, key context
+ * included, is checked and built completely before the device is touched,
+ * so a refused request leaves the device as it was.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
-#include <linux/compat.h>
 #include <linux/file.h>
 #include <linux/module.h>
 #include <linux/pagemap.h>
 #include <linux/slab.h>
 #include <linux/stat.h>
-#include <linux/uaccess.h>
 
 #include "loop.h"
 
@@ -30,12 +31,10 @@ static DEFINE_MUTEX(loop_validate_mutex);
 static struct loop_device *loop_of_file(struct file *file)
 {
 	struct inode *inode = file->f_mapping->host;
-	struct gendisk *disk;
 
 	if (!S_ISBLK(inode->i_mode) || imajor(inode) != LOOP_MAJOR)
 		return NULL;
-	disk = I_BDEV(inode)->bd_disk;
-	return disk->fops == &lo_fops ? disk->private_data : NULL;
+	return loop_of_disk(I_BDEV(inode)->bd_disk);
 }
 
 /*
@@ -84,14 +83,6 @@ static int loop_check_info(const struct loop_info64 *info)
 	if ((s64)info->lo_offset == S64_MIN || info->lo_sizelimit > LLONG_MAX)
 		return -EOVERFLOW;
 	return 0;
-}
-
-/* Where the data starts that loop_info64 asks for ("@N" included), bytes. */
-static loff_t loop_data_offset(const struct loop_info64 *info)
-{
-	s64 off = (s64)info->lo_offset;
-
-	return off < 0 ? -off : off;
 }
 
 /*
@@ -183,7 +174,8 @@ static void loop_reread_partitions(struct loop_device *lo)
 	err = bdev_disk_changed(lo->lo_disk, false);
 	mutex_unlock(&lo->lo_disk->open_mutex);
 	if (err)
-		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
+		pr_warn("%s: partition scan failed (%d)\n",
+			lo->lo_disk->disk_name, err);
 }
 
 /*
@@ -203,12 +195,56 @@ static void loop_scan_partitions_once(struct loop_device *lo)
 		err = bdev_disk_changed(disk, false);
 	mutex_unlock(&disk->open_mutex);
 	if (err)
-		pr_warn("loop%d: partition scan failed (%d)\n", lo->lo_number, err);
+		pr_warn("%s: partition scan failed (%d)\n",
+			lo->lo_disk->disk_name, err);
 }
 
-static int loop_configure(struct loop_device *lo, bool writable, bool excl,
-			  struct block_device *bdev,
-			  const struct loop_config *config)
+/*
+ * Set the queue limits for backing file @file (NULL when unbinding), block
+ * size @bsize (bytes) and key @crypt (NULL for none): discard and
+ * write-zeroes, the rotational and write-cache flags (loop_queue_caps()).
+ * What the backing file refused (lo_unsupported) stays off.  On a bound
+ * device the I/O path follows the new block size in the same freeze, so no
+ * request sees one without the other.
+ */
+static int loop_set_limits(struct loop_device *lo, struct file *file,
+			   unsigned int bsize, const struct loop_aes_ctx *crypt)
+{
+	struct request_queue *q = lo->lo_disk->queue;
+	struct loop_queue_caps caps;
+	unsigned int memflags;
+	int err;
+
+	loop_queue_caps(file, crypt, &caps);
+	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported)) {
+		caps.discard_granularity = 0;
+		caps.max_discard_sectors = 0;
+	}
+	if (test_bit(LO_UNSUPP_WRITE_ZEROES, &lo->lo_unsupported))
+		caps.max_write_zeroes_sectors = 0;
+	err = loop_commit_limits(q, bsize, &caps, &memflags);
+	if (!err && lo->lo_state == LO_BOUND)
+		loop_update_io_path(lo, false);
+	loop_unfreeze(q, memflags);
+	return err;
+}
+
+/**
+ * loop_configure() - bind a backing file (LOOP_SET_FD, LOOP_CONFIGURE)
+ * @lo:       the device, unbound
+ * @writable: the device was opened for writing (else the loop is read-only)
+ * @excl:     ... and exclusively, so the caller holds the claim already
+ * @bdev:     the block device the ioctl came through
+ * @config:   what to bind, in kernel memory: file descriptor, block size
+ *            (bytes, 0 for the default), and loop_info64 with offset,
+ *            size limit, flags and key (spec section 5)
+ *
+ * Return: 0; -EBADF for no such file, -EBUSY for a bound or claimed
+ * device, -EINVAL for a bad flag, size, offset or key, -ENOMEM, or what
+ * the file's checks said.  On error the device is as it was.
+ */
+int loop_configure(struct loop_device *lo, bool writable, bool excl,
+		   struct block_device *bdev, const struct loop_config *config)
 {
 	const struct loop_info64 *info = &config->info;
 	unsigned int bsize = config->block_size ?: SECTOR_SIZE;
@@ -256,8 +292,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_limits(lo, file, loop_data_offset(info),
-			      config->block_size ?:
+	err = loop_set_limits(lo, file, config->block_size ?:
 			      loop_default_block_size(file, flags), ctx);
 	if (err)
 		goto out_unlock;
@@ -325,7 +360,7 @@ static int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	return 0;
 
 out_reset_limits:
-	loop_set_limits(lo, NULL, 0, SECTOR_SIZE, NULL);
+	loop_set_limits(lo, NULL, SECTOR_SIZE, NULL);
 out_unlock:
 	mutex_unlock(&lo->lo_mutex);
 out_unlock_validate:
@@ -405,7 +440,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	cancel_work_sync(&lo->lo_limits_work);
 	lo->lo_unsupported = 0;
 	/* As the stock driver: the next binding starts from 512-byte blocks. */
-	loop_set_limits(lo, NULL, 0, SECTOR_SIZE, NULL);
+	loop_set_limits(lo, NULL, SECTOR_SIZE, NULL);
 
 	set_capacity(lo->lo_disk, 0);
 	/* Cached plaintext must not outlive the key that decrypted it. */
@@ -425,8 +460,8 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	if (!release)
 		mutex_unlock(&lo->lo_disk->open_mutex);
 	if (err)
-		pr_warn("loop%d: partitions not dropped at detach (%d)\n",
-			lo->lo_number, err);
+		pr_warn("%s: partitions not dropped at detach (%d)\n",
+			lo->lo_disk->disk_name, err);
 	if (!loop_part_shift())
 		set_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	loop_media_changed(lo->lo_disk);
@@ -439,7 +474,17 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	module_put(THIS_MODULE);
 }
 
-static int loop_clr_fd(struct loop_device *lo, bool excl)
+/**
+ * loop_clr_fd() - unbind a device (LOOP_CLR_FD)
+ * @lo:   the device
+ * @excl: the caller opened it exclusively
+ *
+ * A device open elsewhere is unbound on its last close (LO_RUNDOWN), as
+ * the stock driver does.
+ *
+ * Return: 0, -ENXIO for an unbound device, -EINTR on a signal.
+ */
+int loop_clr_fd(struct loop_device *lo, bool excl)
 {
 	struct gendisk *disk = lo->lo_disk;
 	int err;
@@ -516,8 +561,17 @@ void loop_release_autoclear(struct loop_device *lo)
 	loop_unbind(lo, true);
 }
 
-static int loop_set_status(struct loop_device *lo,
-			   const struct loop_info64 *info)
+/**
+ * loop_set_status() - change a bound device (LOOP_SET_STATUS64)
+ * @lo:   the device
+ * @info: offset, size limit, settable flags and key, in kernel memory
+ *        (spec section 5); the key bytes are the caller's to wipe
+ *
+ * Return: 0; -ENXIO for an unbound device, -EPERM for another user's key,
+ * -EINVAL for a bad offset, size, flag or key, -EBUSY, -ENOMEM.  On error
+ * the device is as it was.
+ */
+int loop_set_status(struct loop_device *lo, const struct loop_info64 *info)
 {
 	struct loop_aes_ctx *ctx;
 	bool partscan = false, rekey, remap;
@@ -577,7 +631,7 @@ static int loop_set_status(struct loop_device *lo,
 	}
 	/* The limits follow the new offset and key (discard: plain loops only). */
 	if (remap) {
-		err = loop_set_limits(lo, lo->lo_backing_file, loop_data_offset(info),
+		err = loop_set_limits(lo, lo->lo_backing_file,
 				      queue_logical_block_size(lo->lo_disk->queue),
 				      rekey ? ctx : lo->lo_crypt);
 		if (err)
@@ -585,7 +639,7 @@ static int loop_set_status(struct loop_device *lo,
 		err = loop_freeze_clean(lo, &memflags);
 		if (err) {
 			/* As it was. */
-			loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset,
+			loop_set_limits(lo, lo->lo_backing_file,
 					queue_logical_block_size(lo->lo_disk->queue),
 					lo->lo_crypt);
 			goto out_unlock;
@@ -618,12 +672,21 @@ out_free_ctx:
 	return err;
 }
 
-/*
- * LOOP_MULTI_KEY_SETUP(_V3): replace the single key LOOP_SET_STATUS64 set
- * with 64 keys (and, in v3, the IV seed), same key length.
+/**
+ * loop_multi_key_setup() - LOOP_MULTI_KEY_SETUP and LOOP_MULTI_KEY_SETUP_V3
+ * @lo:    the device, bound with a single AES key
+ * @arg:   user pointer to @count key slots of LOOP_MULTI_KEY_SLOT_SIZE
+ *         bytes (spec section 5)
+ * @count: LOOP_MULTI_KEY_SLOTS (v2: 64 keys) or LOOP_MULTI_KEY_SLOTS_V3
+ *         (64 keys and the IV seed)
+ *
+ * Replaces the single key LOOP_SET_STATUS64 set, with the same key length.
+ *
+ * Return: 0; -ENXIO unbound, -EINVAL without an AES key, -EPERM for
+ * another user's key, -EBUSY when multi-key already, -EFAULT, -ENOMEM.
  */
-static int loop_multi_key_setup(struct loop_device *lo,
-				const void __user *arg, unsigned int count)
+int loop_multi_key_setup(struct loop_device *lo, const void __user *arg,
+			 unsigned int count)
 {
 	struct loop_aes_ctx *ctx = NULL, *old_ctx;
 	unsigned int memflags;
@@ -687,7 +750,14 @@ static u32 loop_exported_flags(const struct loop_device *lo)
 	return flags;
 }
 
-static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
+/**
+ * loop_get_status() - a bound device's status (LOOP_GET_STATUS64)
+ * @lo:   the device
+ * @info: filled in; never a key byte, lo_init only for CAP_SYS_ADMIN
+ *
+ * Return: 0, -ENXIO for an unbound device, or vfs_getattr()'s error.
+ */
+int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 {
 	struct path path;
 	struct kstat stat;
@@ -729,60 +799,17 @@ static int loop_get_status(struct loop_device *lo, struct loop_info64 *info)
 	return err;
 }
 
-/* The old struct loop_info, converted to and from loop_info64. */
-static int loop_info_from_old(struct loop_info64 *info64,
-			      const struct loop_info *info)
-{
-	memset(info64, 0, sizeof(*info64));
-	info64->lo_number = info->lo_number;
-	info64->lo_device = info->lo_device;
-	info64->lo_inode = info->lo_inode;
-	info64->lo_rdevice = info->lo_rdevice;
-	info64->lo_offset = info->lo_offset;
-	info64->lo_encrypt_type = info->lo_encrypt_type;
-	info64->lo_encrypt_key_size = info->lo_encrypt_key_size;
-	info64->lo_flags = info->lo_flags;
-	info64->lo_init[0] = info->lo_init[0];
-	info64->lo_init[1] = info->lo_init[1];
-	memcpy(info64->lo_file_name, info->lo_name, LO_NAME_SIZE);
-	if (info->lo_encrypt_type != LO_CRYPT_NONE)
-		memcpy(info64->lo_crypt_name, info->lo_name, LO_NAME_SIZE);
-	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
-	return 0;
-}
-
-static int loop_info_to_old(struct loop_info *info,
-			    const struct loop_info64 *info64)
-{
-	memset(info, 0, sizeof(*info));
-	info->lo_number = info64->lo_number;
-	info->lo_device = info64->lo_device;
-	info->lo_inode = info64->lo_inode;
-	info->lo_rdevice = info64->lo_rdevice;
-	info->lo_offset = info64->lo_offset;
-	info->lo_encrypt_type = info64->lo_encrypt_type;
-	info->lo_encrypt_key_size = info64->lo_encrypt_key_size;
-	info->lo_flags = info64->lo_flags;
-	info->lo_init[0] = info64->lo_init[0];
-	info->lo_init[1] = info64->lo_init[1];
-	if (info->lo_encrypt_type != LO_CRYPT_CRYPTOAPI)
-		memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
-	else
-		memcpy(info->lo_name, info64->lo_crypt_name, LO_NAME_SIZE);
-	memcpy(info->lo_encrypt_key, info64->lo_encrypt_key, LO_KEY_SIZE);
-
-	/* The old fields are narrower: refuse to report a truncated value. */
-	if (info->lo_device != info64->lo_device ||
-	    info->lo_rdevice != info64->lo_rdevice ||
-	    info->lo_inode != info64->lo_inode ||
-	    info->lo_offset != (s64)info64->lo_offset)
-		return -EOVERFLOW;
-	return 0;
-}
-
-static int loop_set_block_size_ioctl(struct loop_device *lo,
-				     struct block_device *ibdev, bool excl,
-				     unsigned long arg)
+/**
+ * loop_set_block_size() - LOOP_SET_BLOCK_SIZE
+ * @lo:    the device
+ * @ibdev: the block device the ioctl came through
+ * @excl:  the caller opened it exclusively
+ * @arg:   the new logical block size: 512, 1024, 2048 or 4096 bytes
+ *
+ * Return: 0; -EINVAL for another size, -ENXIO unbound, -EBUSY claimed.
+ */
+int loop_set_block_size(struct loop_device *lo, struct block_device *ibdev,
+			bool excl, unsigned long arg)
 {
 	struct block_device *bdev = lo->lo_disk->part0;
 	int err;
@@ -791,7 +818,7 @@ static int loop_set_block_size_ioctl(struct loop_device *lo,
 		return -EINVAL;
 	/* As at bind: nobody may mount the device while its blocks change. */
 	if (!excl) {
-		err = loop_claim(ibdev, loop_set_block_size_ioctl);
+		err = loop_claim(ibdev, loop_set_block_size);
 		if (err)
 			return err;
 	}
@@ -807,17 +834,23 @@ static int loop_set_block_size_ioctl(struct loop_device *lo,
 	sync_blockdev(bdev);
 	invalidate_bdev(bdev);
 	/* Direct I/O and bios to a backing device follow, in the same freeze. */
-	err = loop_set_limits(lo, lo->lo_backing_file, lo->lo_offset, arg,
-			      lo->lo_crypt);
+	err = loop_set_limits(lo, lo->lo_backing_file, arg, lo->lo_crypt);
 out:
 	mutex_unlock(&lo->lo_mutex);
 out_unclaim:
 	if (!excl)
-		loop_unclaim(ibdev, loop_set_block_size_ioctl);
+		loop_unclaim(ibdev, loop_set_block_size);
 	return err;
 }
 
-static int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
+/**
+ * loop_set_direct_io() - LOOP_SET_DIRECT_IO
+ * @lo:  the device
+ * @arg: nonzero to use direct I/O on the backing file
+ *
+ * Return: 0; -ENXIO unbound, -EINVAL where the file cannot do it.
+ */
+int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 {
 	int err = mutex_lock_killable(&lo->lo_mutex);
 
@@ -839,12 +872,19 @@ static int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 	return err;
 }
 
-/*
- * LOOP_CHANGE_FD: swap the backing file of a read-only loop for another of
- * the same size (a live CD's image moved to RAM, say).
+/**
+ * loop_change_fd() - LOOP_CHANGE_FD
+ * @lo:   the device, bound read-only
+ * @bdev: the block device the ioctl came through
+ * @fd:   the new backing file, of the same size
+ *
+ * Swaps the backing file of a read-only loop (a live CD's image moved to
+ * RAM, say).
+ *
+ * Return: 0; -EBADF, -ENXIO unbound, -EINVAL writable or another size.
  */
-static int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
-			  unsigned int fd)
+int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
+		   unsigned int fd)
 {
 	struct file *file = fget(fd), *old;
 	unsigned int memflags;
@@ -906,7 +946,13 @@ out_putf:
 	return err;
 }
 
-static int loop_set_capacity(struct loop_device *lo)
+/**
+ * loop_set_capacity() - LOOP_SET_CAPACITY: follow the backing file's size
+ * @lo: the device
+ *
+ * Return: 0, -ENXIO for an unbound device.
+ */
+int loop_set_capacity(struct loop_device *lo)
 {
 	int err = mutex_lock_killable(&lo->lo_mutex);
 
@@ -919,236 +965,3 @@ static int loop_set_capacity(struct loop_device *lo)
 	mutex_unlock(&lo->lo_mutex);
 	return err;
 }
-
-/**
- * lo_ioctl_dispatch() - the loop ioctls of a /dev/loopN
- * @lo:   the device
- * @bdev: the block device the ioctl came through
- * @writable: the device was opened for writing
- * @excl: ... and opened exclusively (O_EXCL), so the caller holds the claim
- * @cmd:  LOOP_* command
- * @arg:  user pointer or value, per command
- *
- * Return: 0 or a positive value on success, a negative errno otherwise;
- * -ENOTTY for a command this driver does not know.
- */
-int lo_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-		      bool writable, bool excl, unsigned int cmd,
-		      unsigned long arg)
-{
-	void __user *argp = (void __user *)arg;
-	struct loop_config config;
-	struct loop_info64 info64;
-	struct loop_info info;
-	int err;
-
-	switch (cmd) {
-	case LOOP_SET_FD:
-		memset(&config, 0, sizeof(config));
-		config.fd = arg;
-		return loop_configure(lo, writable, excl, bdev, &config);
-	case LOOP_CONFIGURE:
-		/* A partial copy may hold key bytes: wiped on every path. */
-		if (copy_from_user(&config, argp, sizeof(config)))
-			err = -EFAULT;
-		else
-			err = loop_configure(lo, writable, excl, bdev, &config);
-		memzero_explicit(&config, sizeof(config));
-		return err;
-	case LOOP_CLR_FD:
-		return loop_clr_fd(lo, excl);
-	case LOOP_CHANGE_FD:
-		return loop_change_fd(lo, bdev, arg);
-	case LOOP_SET_BLOCK_SIZE:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		return loop_set_block_size_ioctl(lo, bdev, excl, arg);
-	case LOOP_SET_DIRECT_IO:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		return loop_set_direct_io(lo, arg);
-	case LOOP_SET_STATUS64:
-	case LOOP_SET_STATUS:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		err = 0;
-		if (cmd == LOOP_SET_STATUS64) {
-			if (copy_from_user(&info64, argp, sizeof(info64)))
-				err = -EFAULT;
-		} else {
-			if (copy_from_user(&info, argp, sizeof(info)))
-				err = -EFAULT;
-			else
-				loop_info_from_old(&info64, &info);
-			memzero_explicit(&info, sizeof(info));
-		}
-		if (!err)
-			err = loop_set_status(lo, &info64);
-		memzero_explicit(&info64, sizeof(info64));
-		return err;
-	case LOOP_GET_STATUS64:
-		if (!argp)	/* as the stock driver, before anything else */
-			return -EINVAL;
-		err = loop_get_status(lo, &info64);
-		if (!err && copy_to_user(argp, &info64, sizeof(info64)))
-			err = -EFAULT;
-		memzero_explicit(&info64, sizeof(info64));
-		return err;
-	case LOOP_GET_STATUS:
-		if (!argp)
-			return -EINVAL;
-		err = loop_get_status(lo, &info64);
-		if (!err)
-			err = loop_info_to_old(&info, &info64);
-		if (!err && copy_to_user(argp, &info, sizeof(info)))
-			err = -EFAULT;
-		memzero_explicit(&info64, sizeof(info64));
-		memzero_explicit(&info, sizeof(info));
-		return err;
-	case LOOP_SET_CAPACITY:
-	case LOOP_RECOMPUTE_DEV_SIZE:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		return loop_set_capacity(lo);
-	case LOOP_MULTI_KEY_SETUP:
-	case LOOP_MULTI_KEY_SETUP_V3:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		return loop_multi_key_setup(lo, argp, cmd == LOOP_MULTI_KEY_SETUP ?
-					    LOOP_MULTI_KEY_SLOTS :
-					    LOOP_MULTI_KEY_SLOTS_V3);
-	default:
-		return -ENOTTY;
-	}
-}
-
-#ifdef CONFIG_COMPAT
-/* struct loop_info as a 32-bit process lays it out. */
-struct compat_loop_info {
-	compat_int_t	lo_number;
-	compat_dev_t	lo_device;
-	compat_ulong_t	lo_inode;
-	compat_dev_t	lo_rdevice;
-	compat_int_t	lo_offset;
-	compat_int_t	lo_encrypt_type;
-	compat_int_t	lo_encrypt_key_size;
-	compat_int_t	lo_flags;
-	char		lo_name[LO_NAME_SIZE];
-	unsigned char	lo_encrypt_key[LO_KEY_SIZE];
-	compat_ulong_t	lo_init[2];
-	char		reserved[4];
-};
-
-static void loop_info_from_compat(struct loop_info64 *info64,
-				  const struct compat_loop_info *info)
-{
-	memset(info64, 0, sizeof(*info64));
-	info64->lo_number = info->lo_number;
-	info64->lo_device = info->lo_device;
-	info64->lo_inode = info->lo_inode;
-	info64->lo_rdevice = info->lo_rdevice;
-	info64->lo_offset = info->lo_offset;
-	info64->lo_encrypt_type = info->lo_encrypt_type;
-	info64->lo_encrypt_key_size = info->lo_encrypt_key_size;
-	info64->lo_flags = info->lo_flags;
-	info64->lo_init[0] = info->lo_init[0];
-	info64->lo_init[1] = info->lo_init[1];
-	memcpy(info64->lo_file_name, info->lo_name, LO_NAME_SIZE);
-	if (info->lo_encrypt_type != LO_CRYPT_NONE)
-		memcpy(info64->lo_crypt_name, info->lo_name, LO_NAME_SIZE);
-	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
-}
-
-static int loop_info_to_compat(struct compat_loop_info *info,
-			       const struct loop_info64 *info64)
-{
-	memset(info, 0, sizeof(*info));
-	info->lo_number = info64->lo_number;
-	info->lo_device = info64->lo_device;
-	info->lo_inode = info64->lo_inode;
-	info->lo_rdevice = info64->lo_rdevice;
-	info->lo_offset = info64->lo_offset;
-	info->lo_encrypt_type = info64->lo_encrypt_type;
-	info->lo_encrypt_key_size = info64->lo_encrypt_key_size;
-	info->lo_flags = info64->lo_flags;
-	info->lo_init[0] = info64->lo_init[0];
-	info->lo_init[1] = info64->lo_init[1];
-	memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
-	memcpy(info->lo_encrypt_key, info64->lo_encrypt_key, LO_KEY_SIZE);
-
-	if (info->lo_device != info64->lo_device ||
-	    info->lo_rdevice != info64->lo_rdevice ||
-	    info->lo_inode != info64->lo_inode ||
-	    info->lo_offset != (s64)info64->lo_offset ||
-	    info->lo_init[0] != info64->lo_init[0] ||
-	    info->lo_init[1] != info64->lo_init[1])
-		return -EOVERFLOW;
-	return 0;
-}
-
-/**
- * lo_compat_ioctl_dispatch() - the loop ioctls of a 32-bit process
- * @lo:       the device
- * @bdev:     the block device the ioctl came through
- * @writable: the device was opened for writing
- * @excl:     ... and opened exclusively
- * @cmd:      LOOP_* command
- * @arg:      32-bit user pointer or value, per command
- *
- * Only struct loop_info differs in layout; loop_info64, loop_config and
- * the multi-key payloads are the same for 32 and 64-bit callers.
- *
- * Return: as lo_ioctl_dispatch(); -ENOIOCTLCMD for an unknown command.
- */
-int lo_compat_ioctl_dispatch(struct loop_device *lo, struct block_device *bdev,
-			     bool writable, bool excl, unsigned int cmd,
-			     unsigned long arg)
-{
-	struct compat_loop_info cinfo;
-	struct loop_info64 info64;
-	int err;
-
-	switch (cmd) {
-	case LOOP_SET_STATUS:
-		if (!writable && !capable(CAP_SYS_ADMIN))
-			return -EPERM;
-		if (copy_from_user(&cinfo, compat_ptr(arg), sizeof(cinfo))) {
-			memzero_explicit(&cinfo, sizeof(cinfo));
-			return -EFAULT;
-		}
-		loop_info_from_compat(&info64, &cinfo);
-		memzero_explicit(&cinfo, sizeof(cinfo));
-		err = loop_set_status(lo, &info64);
-		memzero_explicit(&info64, sizeof(info64));
-		return err;
-	case LOOP_GET_STATUS:
-		if (!arg)
-			return -EINVAL;
-		err = loop_get_status(lo, &info64);
-		if (!err)
-			err = loop_info_to_compat(&cinfo, &info64);
-		if (!err && copy_to_user(compat_ptr(arg), &cinfo, sizeof(cinfo)))
-			err = -EFAULT;
-		memzero_explicit(&info64, sizeof(info64));
-		memzero_explicit(&cinfo, sizeof(cinfo));
-		return err;
-	case LOOP_SET_STATUS64:
-	case LOOP_GET_STATUS64:
-	case LOOP_CONFIGURE:
-	case LOOP_MULTI_KEY_SETUP:
-	case LOOP_MULTI_KEY_SETUP_V3:
-		arg = (unsigned long)compat_ptr(arg);
-		fallthrough;
-	case LOOP_SET_FD:
-	case LOOP_CHANGE_FD:
-	case LOOP_CLR_FD:
-	case LOOP_SET_CAPACITY:
-	case LOOP_RECOMPUTE_DEV_SIZE:
-	case LOOP_SET_DIRECT_IO:
-	case LOOP_SET_BLOCK_SIZE:
-		return lo_ioctl_dispatch(lo, bdev, writable, excl, cmd, arg);
-	default:
-		return -ENOIOCTLCMD;
-	}
-}
-#endif
