@@ -53,11 +53,12 @@ static void lo_map_seg(struct loop_worker *w, unsigned int i,
 	w->segs[i].len = len;
 }
 
-static void lo_unmap_segs(struct loop_worker *w, unsigned int nseg, int dir)
+static void lo_unmap_segs(struct loop_worker *w, unsigned int nseg,
+			  bool written)
 {
 	while (nseg--) {
 		kunmap_local(w->segs[nseg].data);
-		if (dir == READ)
+		if (written)
 			flush_dcache_page(w->seg_page[nseg]);
 	}
 }
@@ -88,7 +89,7 @@ static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
 			continue;
 		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
 				  scratch);
-		lo_unmap_segs(w, nseg, READ);
+		lo_unmap_segs(w, nseg, true);
 		iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
 		nseg = 0;
 		mapped = 0;
@@ -96,24 +97,22 @@ static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
 	if (nseg) {
 		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
 				  scratch);
-		lo_unmap_segs(w, nseg, READ);
+		lo_unmap_segs(w, nseg, true);
 	}
 }
 
-/* A write's ciphertext in the bounce area, handed to the backing store. */
-typedef int (*lo_emit_fn)(struct loop_device *lo, struct loop_worker *w,
-			  struct request *rq, unsigned int len, loff_t pos);
+static int lo_emit(struct loop_device *lo, struct loop_worker *w,
+		   struct request *rq, unsigned int len, loff_t pos);
 
 /*
  * Encrypt a write request into the worker's bounce area, the mapped
  * segments a transform at a time, and hand each filled bounce area to
- * @emit, in whole logical blocks.  A request larger than the area (at
+ * the backing store (lo_emit()), in whole logical blocks.  A request larger than the area (at
  * least two pages: a block's rest and the next page) takes several rounds;
  * the engine gets whole batches however the pages lie.
  */
 static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
-			 struct request *rq, loff_t pos, u64 iv_sector,
-			 lo_emit_fn emit)
+			 struct request *rq, loff_t pos, u64 iv_sector)
 {
 	unsigned int bsize = queue_logical_block_size(rq->q);
 	unsigned int cap = w->nr_bounce << PAGE_SHIFT, fill = 0, mapped = 0;
@@ -127,7 +126,7 @@ static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
 		    (nseg && fill + mapped + bv.bv_len > cap)) {
 			loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
 					  iv_sector);
-			lo_unmap_segs(w, nseg, WRITE);
+			lo_unmap_segs(w, nseg, false);
 			fill += mapped;
 			iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
 			nseg = 0;
@@ -143,7 +142,7 @@ static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
 
 			/* Written through the vmap() alias, read through the pages. */
 			flush_kernel_vmap_range(w->bounce_va, out);
-			err = emit(lo, w, rq, out, pos);
+			err = lo_emit(lo, w, rq, out, pos);
 			if (err)
 				return err;
 			pos += out;
@@ -156,13 +155,13 @@ static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
 	if (nseg) {
 		loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
 				  iv_sector);
-		lo_unmap_segs(w, nseg, WRITE);
+		lo_unmap_segs(w, nseg, false);
 		fill += mapped;
 	}
 	if (!fill)
 		return 0;
 	flush_kernel_vmap_range(w->bounce_va, fill);
-	return emit(lo, w, rq, fill, pos);
+	return lo_emit(lo, w, rq, fill, pos);
 }
 
 /* The first @len bytes of the bounce area as vectors; returns how many. */
@@ -338,7 +337,7 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 	if (!op_is_write(req_op(rq)))
 		return lo_read_file(lo, w, rq, 0);
 	if (lo->lo_crypt)
-		return lo_encrypt_rq(lo, w, rq, pos, iv_sector, lo_file_emit);
+		return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
 	rq_for_each_bvec(bv, rq, iter) {
 		w->bvec[nr++] = bv;
 		len += bv.bv_len;
@@ -412,7 +411,16 @@ static int lo_bdev_emit(struct loop_device *lo, struct loop_worker *w,
 	return lo_bio_submit(bio);
 }
 
-/* A request's end, in the codes the stock driver gives. */
+/* A write's ciphertext in the bounce area, @len bytes to the backing store. */
+static int lo_emit(struct loop_device *lo, struct loop_worker *w,
+		   struct request *rq, unsigned int len, loff_t pos)
+{
+	if (lo->lo_bdev)
+		return lo_bdev_emit(lo, w, rq, len, pos);
+	return lo_file_emit(lo, w, rq, len, pos);
+}
+
+/* A request's end on the worker, in the codes the stock driver gives. */
 static blk_status_t lo_status(long err)
 {
 	/* "Not supported" is told apart, every other error is EIO. */
@@ -430,9 +438,10 @@ static void loop_complete_rq(struct request *rq)
 	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	long ret = cmd->ret;
 
+	/* As stock's asynchronous path: the file system's errno, translated. */
 	if (ret >= 0)
 		ret = ret < blk_rq_bytes(rq) ? -EIO : 0;
-	blk_mq_end_request(rq, lo_status(ret));
+	blk_mq_end_request(rq, errno_to_blk_status(ret));
 }
 
 /*
@@ -475,7 +484,9 @@ static void lo_async_done(struct loop_cmd *cmd)
 		kthread_queue_work(cmd->worker->kw, &cmd->work);
 		return;
 	}
-	blk_mq_complete_request(rq);
+	/* Fault injection's fake timeouts (fail_io_timeout), as stock. */
+	if (likely(!blk_should_fake_timeout(rq->q)))
+		blk_mq_complete_request(rq);
 }
 
 /* Both the submitter and the file system's completion are done with @cmd. */
@@ -573,9 +584,12 @@ static void lo_clone_end_io(struct bio *clone)
 {
 	struct loop_cmd *cmd = clone->bi_private;
 
-	/* As stock, every error of the backing device is EIO to the loop's. */
+	/*
+	 * The backing device's status passes through, as through stock's
+	 * asynchronous direct I/O on a block device (loop_complete_rq()).
+	 */
 	if (clone->bi_status)
-		WRITE_ONCE(cmd->ret, -EIO);
+		WRITE_ONCE(cmd->ret, blk_status_to_errno(clone->bi_status));
 	bio_put(clone);
 	if (atomic_dec_and_test(&cmd->ref))
 		lo_async_done(cmd);
@@ -590,11 +604,10 @@ static void lo_clone_end_io(struct bio *clone)
  * (lo_encrypt_rq()).  The clones come from the device's own bio_set, whose
  * reserve lets them through when memory is short (swap on the loop).
  *
- * Return: -EIOCBQUEUED: the request ends in loop_complete_rq() or
- * loop_read_finish_work().
+ * The request ends in loop_complete_rq() or loop_read_finish_work().
  */
-static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
-			struct request *rq, loff_t pos)
+static void lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
+			 struct request *rq, loff_t pos)
 {
 	blk_opf_t opf = (op_is_write(req_op(rq)) ? REQ_OP_WRITE : REQ_OP_READ) |
 			(rq->cmd_flags & LO_BIO_HINTS);
@@ -605,13 +618,10 @@ static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 	/* One reference for this function, one for each clone. */
 	atomic_set(&cmd->ref, 1);
 	__rq_for_each_bio(bio, rq) {
+		/* From a bio_set with direct reclaim: never NULL. */
 		struct bio *clone = bio_alloc_clone(lo->lo_bdev, bio, GFP_NOIO,
 						    &lo->lo_bio_set);
 
-		if (!clone) {
-			WRITE_ONCE(cmd->ret, -ENOMEM);
-			break;
-		}
 		clone->bi_opf = opf;
 		/*
 		 * Charged to the root, as the worker's own bios are: the
@@ -628,7 +638,6 @@ static int lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 	}
 	if (atomic_dec_and_test(&cmd->ref))
 		lo_async_done(cmd);
-	return -EIOCBQUEUED;
 }
 
 static int lo_rw(struct loop_device *lo, struct loop_worker *w,
@@ -649,9 +658,9 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 			}
 	if (lo->lo_bdev) {
 		if (lo->lo_crypt && op_is_write(req_op(rq)))
-			return lo_encrypt_rq(lo, w, rq, pos, iv_sector,
-					     lo_bdev_emit);
-		return lo_rw_clones(lo, blk_mq_rq_to_pdu(rq), rq, pos);
+			return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
+		lo_rw_clones(lo, blk_mq_rq_to_pdu(rq), rq, pos);
+		return -EIOCBQUEUED;
 	}
 	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
 	    (!lo->lo_crypt || !op_is_write(req_op(rq))) &&
