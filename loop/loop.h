@@ -128,32 +128,67 @@ struct loop_device {
 #define LOOP_MAP_SEGS		(IS_ENABLED(CONFIG_KMAP_LOCAL) ? 4 : 16)
 
 /**
+ * struct loop_chunk - a piece of an encrypted write, in flight
+ * @cmd:   its request, which it holds a reference on
+ * @w:     the worker whose bounce pages hold its ciphertext
+ * @first: its first bounce page
+ * @nr:    its bounce pages
+ * @len:   bytes written
+ * @iocb:  its direct I/O to a backing file
+ * @bio:   its bio to a backing device, over the worker's @chunk_bvec
+ */
+struct loop_chunk {
+	struct loop_cmd		*cmd;
+	struct loop_worker	*w;
+	unsigned int		first;
+	unsigned int		nr;
+	unsigned int		len;
+	union {
+		struct kiocb	iocb;
+		struct bio	bio;
+	};
+};
+
+/**
  * struct loop_worker - one crypto worker of a device
- * @kw:        the kthread that runs requests
- * @bounce:    its lo_prealloc pages for ciphertext on the way to the
- *             backing file or device, allocated when the device gets a key
- *             (loop_workers_bounce()), so that a write never waits for
- *             memory (swap on an encrypted loop); none on a plain loop
- * @nr_bounce: how many
- * @bounce_va: the same pages mapped side by side (vmap()): the engine
- *             writes a piece of a request there as one run of sectors, and
- *             a read computes its multi-key IVs there
- * @bio:       its one bio for an encrypted write to a backing device,
- *             reused for each (it waits for each), so that no bio is
- *             allocated either
- * @bvec:      the LOOP_BIO_VECS vectors of @bio and of synchronous file I/O
- * @segs:      the mapped segments of the piece being transformed
- * @seg_page:  their pages
+ * @kw:         the kthread that runs requests
+ * @bvec:       LOOP_BIO_VECS vectors for its synchronous file I/O
+ * @segs:       the mapped segments of the piece being transformed
+ * @seg_page:   their pages
+ *
+ * An encrypted loop's workers also have, from keying or bind to unbind
+ * (loop_workers_bounce()), so that a write never waits for memory (swap
+ * on an encrypted loop):
+ * @bounce:     lo_prealloc pages for ciphertext on the way to the backing
+ *              file or device: a ring of chunks (struct loop_chunk)
+ * @nr_bounce:  how many
+ * @bounce_va:  the same pages mapped side by side (vmap()): the engine
+ *              writes a chunk there as one run of sectors
+ * @chunks:     a chunk's state, at the index of its first page
+ * @chunk_bvec: the chunks' vectors, at the index of their pages
+ * @lock:       protects @busy, which completions change
+ * @busy:       the bounce pages of chunks in flight
+ * @head:       where the next chunk starts (the worker's own)
+ * @wait:       the worker waits here for pages of chunks in flight
+ * @scratch:    LOOP_AES_SCRATCH bytes: a read's multi-key IVs, the rest
+ *              of a logical block between two chunks
  */
 struct loop_worker {
 	struct kthread_worker	*kw;
-	struct page		**bounce;
-	unsigned int		nr_bounce;
-	u8			*bounce_va;
-	struct bio		bio;
 	struct bio_vec		*bvec;
 	struct loop_aes_seg	segs[LOOP_MAP_SEGS];
 	struct page		*seg_page[LOOP_MAP_SEGS];
+
+	struct page		**bounce;
+	unsigned int		nr_bounce;
+	u8			*bounce_va;
+	struct loop_chunk	*chunks;
+	struct bio_vec		*chunk_bvec;
+	spinlock_t		lock;		/* protects @busy */
+	unsigned long		*busy;
+	unsigned int		head;
+	wait_queue_head_t	wait;
+	u8			*scratch;
 };
 
 /**
@@ -185,7 +220,7 @@ struct loop_cmd {
 
 /* lo_threads: workers per device, as in loop-AES but not capped at 4. */
 #define LOOP_MAX_THREADS	16
-/* lo_prealloc: bounce pages per worker; one bio carries at most this many. */
+/* lo_prealloc: bounce pages per worker; a chunk takes at most half. */
 #define LOOP_MAX_PREALLOC	256
 /* Vectors of a worker's bio: a larger request is sent as several bios. */
 #define LOOP_BIO_VECS		BIO_MAX_VECS

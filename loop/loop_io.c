@@ -14,15 +14,16 @@
  *  - read:  read into the request's pages, decrypt them in place;
  *  - write: encrypt the pages into the worker's bounce area and write
  *           that, so the page cache above never sees ciphertext and the
- *           backing store never sees plaintext.
+ *           backing store never sees plaintext.  The area is a ring of
+ *           chunks, each sent as soon as it is full and asynchronously
+ *           where the backing store allows (lo_encrypt_rq()).
  * The transforms take a request's scattered pages a few at a time
  * (LOOP_MAP_SEGS) and still hand the engine whole batches of sectors
- * (loop_aes_encrypt_segs()); a request larger than the bounce area is
- * encrypted and written in several rounds.
- * Each worker of an encrypted loop owns its bounce pages, and each worker
- * its bio, from keying or bind to unbind, so no encrypted write waits for
- * memory; bios cloned to a backing device come from the device's own
- * bio_set, whose reserve lets them through (swap on a loop).
+ * (loop_aes_encrypt_segs()).
+ * Each worker of an encrypted loop owns its bounce pages and what its
+ * chunks need to be sent, from keying or bind to unbind, so no encrypted
+ * write waits for memory; bios cloned to a backing device come from the
+ * device's own bio_set, whose reserve lets them through (swap on a loop).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -65,14 +66,12 @@ static void lo_unmap_segs(struct loop_worker *w, unsigned int nseg,
 
 /*
  * Decrypt the first @len bytes (whole sectors) of a request in place, the
- * mapped segments a transform at a time.  The worker's bounce area, idle
- * during a read, is the scratch for the multi-key IVs.
+ * mapped segments a transform at a time; the worker's scratch takes the
+ * multi-key IVs.
  */
 static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
 			  struct request *rq, u64 iv_sector, unsigned int len)
 {
-	size_t scratch = min_t(size_t, (size_t)w->nr_bounce << PAGE_SHIFT,
-			       LOOP_AES_SCRATCH);
 	unsigned int nseg = 0, mapped = 0;
 	struct req_iterator iter;
 	struct bio_vec bv;
@@ -87,95 +86,18 @@ static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
 		mapped += n;
 		if (nseg < LOOP_MAP_SEGS)
 			continue;
-		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
-				  scratch);
+		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->scratch,
+				  LOOP_AES_SCRATCH);
 		lo_unmap_segs(w, nseg, true);
 		iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
 		nseg = 0;
 		mapped = 0;
 	}
 	if (nseg) {
-		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->bounce_va,
-				  scratch);
+		loop_decrypt_segs(lo, w->segs, nseg, iv_sector, w->scratch,
+				  LOOP_AES_SCRATCH);
 		lo_unmap_segs(w, nseg, true);
 	}
-}
-
-static int lo_emit(struct loop_device *lo, struct loop_worker *w,
-		   struct request *rq, unsigned int len, loff_t pos);
-
-/*
- * Encrypt a write request into the worker's bounce area, the mapped
- * segments a transform at a time, and hand each filled bounce area to
- * the backing store (lo_emit()), in whole logical blocks.  A request larger than the area (at
- * least two pages: a block's rest and the next page) takes several rounds;
- * the engine gets whole batches however the pages lie.
- */
-static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
-			 struct request *rq, loff_t pos, u64 iv_sector)
-{
-	unsigned int bsize = queue_logical_block_size(rq->q);
-	unsigned int cap = w->nr_bounce << PAGE_SHIFT, fill = 0, mapped = 0;
-	unsigned int nseg = 0;
-	struct req_iterator iter;
-	struct bio_vec bv;
-	int err;
-
-	rq_for_each_segment(bv, rq, iter) {
-		if (nseg == LOOP_MAP_SEGS ||
-		    (nseg && fill + mapped + bv.bv_len > cap)) {
-			loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
-					  iv_sector);
-			lo_unmap_segs(w, nseg, false);
-			fill += mapped;
-			iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
-			nseg = 0;
-			mapped = 0;
-		}
-		if (fill + bv.bv_len > cap) {
-			/*
-			 * Only whole logical blocks go out (segments need not
-			 * be whole blocks, a direct I/O buffer at an odd
-			 * offset, say); the rest of one moves to the front.
-			 */
-			unsigned int out = round_down(fill, bsize);
-
-			/* Written through the vmap() alias, read through the pages. */
-			flush_kernel_vmap_range(w->bounce_va, out);
-			err = lo_emit(lo, w, rq, out, pos);
-			if (err)
-				return err;
-			pos += out;
-			fill -= out;
-			memmove(w->bounce_va, w->bounce_va + out, fill);
-		}
-		lo_map_seg(w, nseg++, &bv, bv.bv_len);
-		mapped += bv.bv_len;
-	}
-	if (nseg) {
-		loop_encrypt_segs(lo, w->bounce_va + fill, w->segs, nseg,
-				  iv_sector);
-		lo_unmap_segs(w, nseg, false);
-		fill += mapped;
-	}
-	if (!fill)
-		return 0;
-	flush_kernel_vmap_range(w->bounce_va, fill);
-	return lo_emit(lo, w, rq, fill, pos);
-}
-
-/* The first @len bytes of the bounce area as vectors; returns how many. */
-static unsigned int lo_bounce_bvecs(struct loop_worker *w, unsigned int len)
-{
-	unsigned int i;
-
-	for (i = 0; len; i++) {
-		unsigned int n = min_t(unsigned int, len, PAGE_SIZE);
-
-		bvec_set_page(&w->bvec[i], w->bounce[i], n, 0);
-		len -= n;
-	}
-	return i;
 }
 
 /*
@@ -224,16 +146,6 @@ static ssize_t lo_file_io(struct loop_device *lo, int dir, struct bio_vec *bvec,
 			ret = done;
 	}
 	return ret;
-}
-
-static int lo_file_emit(struct loop_device *lo, struct loop_worker *w,
-			struct request *rq, unsigned int len, loff_t pos)
-{
-	unsigned int nr = lo_bounce_bvecs(w, len);
-	ssize_t ret = lo_file_io(lo, WRITE, w->bvec, nr, len, pos,
-				 req_get_ioprio(rq));
-
-	return ret < 0 ? ret : 0;
 }
 
 /* Zero a request's bytes from @from on: what lies past the end of the file. */
@@ -323,11 +235,11 @@ static int lo_read_file(struct loop_device *lo, struct loop_worker *w,
 }
 
 /*
- * Through the backing file: a read as lo_read_file(); a plain write the
- * same way; an encrypted write its ciphertext a bounce area at a time.
+ * Through the backing file, synchronously: a read as lo_read_file(), a
+ * plain write the same way.
  */
 static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
-		      struct request *rq, loff_t pos, u64 iv_sector)
+		      struct request *rq, loff_t pos)
 {
 	unsigned int nr = 0, len = 0;
 	struct req_iterator iter;
@@ -336,8 +248,6 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 
 	if (!op_is_write(req_op(rq)))
 		return lo_read_file(lo, w, rq, 0);
-	if (lo->lo_crypt)
-		return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
 	rq_for_each_bvec(bv, rq, iter) {
 		w->bvec[nr++] = bv;
 		len += bv.bv_len;
@@ -367,58 +277,6 @@ static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
  */
 #define LO_BIO_HINTS	(REQ_SYNC | REQ_META | REQ_PRIO | REQ_IDLE | \
 			 REQ_SWAP | REQ_BACKGROUND | REQ_RAHEAD)
-
-/*
- * The worker's own bio, at byte @pos of the backing device, for the
- * ciphertext of an encrypted write.  It is embedded in the worker and
- * reused for each (the worker waits for it), so this path never
- * allocates: swap on the loop must make progress when memory is gone.
- */
-static struct bio *lo_bio_start(struct loop_device *lo, struct loop_worker *w,
-				struct request *rq, blk_opf_t opf, loff_t pos,
-				unsigned int nr_vecs)
-{
-	struct bio *bio = &w->bio;
-
-	bio_init(bio, lo->lo_bdev, w->bvec, nr_vecs,
-		 opf | (rq->cmd_flags & LO_BIO_HINTS));
-	bio->bi_iter.bi_sector = pos >> SECTOR_SHIFT;
-	bio->bi_ioprio = req_get_ioprio(rq);
-	return bio;
-}
-
-static int lo_bio_submit(struct bio *bio)
-{
-	int err = submit_bio_wait(bio);
-
-	bio_uninit(bio);
-	return err;
-}
-
-static int lo_bdev_emit(struct loop_device *lo, struct loop_worker *w,
-			struct request *rq, unsigned int len, loff_t pos)
-{
-	struct bio *bio = lo_bio_start(lo, w, rq, REQ_OP_WRITE, pos,
-				       DIV_ROUND_UP(len, PAGE_SIZE));
-	unsigned int i;
-
-	for (i = 0; len; i++) {
-		unsigned int n = min_t(unsigned int, len, PAGE_SIZE);
-
-		__bio_add_page(bio, w->bounce[i], n, 0);
-		len -= n;
-	}
-	return lo_bio_submit(bio);
-}
-
-/* A write's ciphertext in the bounce area, @len bytes to the backing store. */
-static int lo_emit(struct loop_device *lo, struct loop_worker *w,
-		   struct request *rq, unsigned int len, loff_t pos)
-{
-	if (lo->lo_bdev)
-		return lo_bdev_emit(lo, w, rq, len, pos);
-	return lo_file_emit(lo, w, rq, len, pos);
-}
 
 /* A request's end on the worker, in the codes the stock driver gives. */
 static blk_status_t lo_status(long err)
@@ -640,6 +498,238 @@ static void lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 		lo_async_done(cmd);
 }
 
+/*
+ * ---- Encrypted writes ----
+ *
+ * The worker encrypts a write into its bounce area a chunk at a time and
+ * sends each chunk as soon as it is full: asynchronously to a backing
+ * device (a bio) or through direct I/O (a kiocb), so the worker encrypts
+ * the next chunk, or the next request, while the last one is written;
+ * synchronously through a page cache.  The bounce area is a ring of
+ * chunks: a chunk takes pages after the last one, waiting for chunks in
+ * flight to give theirs back.  A chunk is at most half the area, so two
+ * alternate on a large request.  Everything a chunk needs (its bio or
+ * kiocb, its vectors) was allocated with the bounce pages, so an encrypted
+ * write never waits for memory, only for its own earlier writes.
+ */
+
+/* Bounce pages for the next chunk of a write with @bytes left to send. */
+static unsigned int lo_chunk_pages(struct loop_worker *w, unsigned int bytes)
+{
+	/* Two at least: the rest of a logical block and a page after it. */
+	unsigned int max = max(w->nr_bounce / 2, 2U);
+
+	return min(DIV_ROUND_UP(bytes, PAGE_SIZE), max);
+}
+
+/* Claim pages @first..@first+@nr-1 if no chunk in flight holds one. */
+static bool lo_chunk_claim(struct loop_worker *w, unsigned int first,
+			   unsigned int nr)
+{
+	unsigned long flags;
+	bool free;
+
+	spin_lock_irqsave(&w->lock, flags);
+	free = find_next_bit(w->busy, first + nr, first) >= first + nr;
+	if (free)
+		bitmap_set(w->busy, first, nr);
+	spin_unlock_irqrestore(&w->lock, flags);
+	return free;
+}
+
+/*
+ * The next chunk of the ring, @nr pages, for a write of @cmd: waits for
+ * earlier chunks to complete where they still hold its pages.  Takes a
+ * reference on @cmd, which the chunk's completion drops.
+ */
+static struct loop_chunk *lo_chunk_get(struct loop_worker *w,
+				       struct loop_cmd *cmd, unsigned int nr)
+{
+	unsigned int first = w->head;
+	struct loop_chunk *c;
+
+	if (first + nr > w->nr_bounce)
+		first = 0;
+	wait_event(w->wait, lo_chunk_claim(w, first, nr));
+	w->head = first + nr < w->nr_bounce ? first + nr : 0;
+	c = &w->chunks[first];
+	c->cmd = cmd;
+	c->w = w;
+	c->first = first;
+	c->nr = nr;
+	atomic_inc(&cmd->ref);
+	return c;
+}
+
+static u8 *lo_chunk_va(const struct loop_chunk *c)
+{
+	return c->w->bounce_va + ((size_t)c->first << PAGE_SHIFT);
+}
+
+/* A chunk's write is over: its pages go back to the ring. */
+static void lo_chunk_done(struct loop_chunk *c, long err)
+{
+	struct loop_worker *w = c->w;
+	struct loop_cmd *cmd = c->cmd;
+	unsigned long flags;
+
+	if (err)
+		WRITE_ONCE(cmd->ret, err);
+	/* From here the worker may reuse @c. */
+	spin_lock_irqsave(&w->lock, flags);
+	bitmap_clear(w->busy, c->first, c->nr);
+	spin_unlock_irqrestore(&w->lock, flags);
+	wake_up(&w->wait);
+	if (atomic_dec_and_test(&cmd->ref))
+		lo_async_done(cmd);
+}
+
+static void lo_chunk_end_io(struct bio *bio)
+{
+	struct loop_chunk *c = container_of(bio, struct loop_chunk, bio);
+	int err = blk_status_to_errno(bio->bi_status);
+
+	bio_uninit(bio);
+	lo_chunk_done(c, err);
+}
+
+static void lo_chunk_aio_complete(struct kiocb *iocb, long ret)
+{
+	struct loop_chunk *c = container_of(iocb, struct loop_chunk, iocb);
+
+	kiocb_end_write(iocb);
+	/* A short direct write is an error, as stock's. */
+	lo_chunk_done(c, ret < 0 ? ret : ret == c->len ? 0 : -EIO);
+}
+
+/*
+ * Write the first @len bytes (whole logical blocks) of chunk @c at byte
+ * @pos of the backing store; its completion gives the chunk back.
+ */
+static void lo_chunk_write(struct loop_device *lo, struct loop_chunk *c,
+			   struct request *rq, unsigned int len, loff_t pos)
+{
+	struct loop_worker *w = c->w;
+	struct bio_vec *bvec = &w->chunk_bvec[c->first];
+	struct file *file = lo->lo_backing_file;
+	unsigned int i, nr = DIV_ROUND_UP(len, PAGE_SIZE);
+	struct iov_iter iter;
+	ssize_t ret;
+
+	c->len = len;
+	/* Written through the vmap() alias, read through the pages. */
+	flush_kernel_vmap_range(lo_chunk_va(c), len);
+	if (lo->lo_bdev) {
+		bio_init(&c->bio, lo->lo_bdev, bvec, nr,
+			 REQ_OP_WRITE | (rq->cmd_flags & LO_BIO_HINTS));
+		c->bio.bi_iter.bi_sector = pos >> SECTOR_SHIFT;
+		c->bio.bi_ioprio = req_get_ioprio(rq);
+		c->bio.bi_end_io = lo_chunk_end_io;
+		for (i = 0; i < nr; i++)
+			__bio_add_page(&c->bio, w->bounce[c->first + i],
+				       min_t(unsigned int, len - i * PAGE_SIZE,
+					     PAGE_SIZE), 0);
+		submit_bio(&c->bio);
+		return;
+	}
+	for (i = 0; i < nr; i++)
+		bvec_set_page(&bvec[i], w->bounce[c->first + i],
+			      min_t(unsigned int, len - i * PAGE_SIZE,
+				    PAGE_SIZE), 0);
+	if (!(lo->lo_flags & LO_FLAGS_DIRECT_IO)) {
+		ret = lo_file_io(lo, WRITE, bvec, nr, len, pos,
+				 req_get_ioprio(rq));
+		/* As the worker's other requests: EIO, or not supported. */
+		lo_chunk_done(c, ret >= 0 ? 0 : ret == -EOPNOTSUPP ? ret : -EIO);
+		return;
+	}
+	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr, len);
+	memset(&c->iocb, 0, sizeof(c->iocb));
+	c->iocb.ki_filp = file;
+	c->iocb.ki_pos = pos;
+	c->iocb.ki_ioprio = req_get_ioprio(rq);
+	c->iocb.ki_flags = IOCB_DIRECT;
+	c->iocb.ki_complete = lo_chunk_aio_complete;
+	kiocb_start_write(&c->iocb);
+	ret = file->f_op->write_iter(&c->iocb, &iter);
+	if (ret != -EIOCBQUEUED)
+		lo_chunk_aio_complete(&c->iocb, ret);
+}
+
+/*
+ * Encrypt a write request into the bounce area's chunks, the mapped
+ * segments a transform at a time (the engine gets whole batches however
+ * the pages lie), and send each chunk in whole logical blocks: segments
+ * need not be whole blocks (a direct I/O buffer at an odd offset, say),
+ * so the rest of one moves on to the next chunk.
+ *
+ * Return: -EIOCBQUEUED: the request ends when its last chunk is written
+ * (loop_complete_rq()).
+ */
+static int lo_encrypt_rq(struct loop_device *lo, struct loop_worker *w,
+			 struct request *rq, loff_t pos, u64 iv_sector)
+{
+	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	unsigned int bsize = queue_logical_block_size(rq->q);
+	unsigned int left = blk_rq_bytes(rq), fill = 0, mapped = 0, nseg = 0;
+	struct req_iterator iter;
+	struct loop_chunk *c;
+	struct bio_vec bv;
+	unsigned int cap;
+	u8 *area;
+
+	/* One reference for this function, one for each chunk in flight. */
+	cmd->ret = blk_rq_bytes(rq);
+	atomic_set(&cmd->ref, 1);
+	c = lo_chunk_get(w, cmd, lo_chunk_pages(w, left));
+	area = lo_chunk_va(c);
+	cap = c->nr << PAGE_SHIFT;
+	rq_for_each_segment(bv, rq, iter) {
+		if (nseg == LOOP_MAP_SEGS ||
+		    (nseg && fill + mapped + bv.bv_len > cap)) {
+			loop_encrypt_segs(lo, area + fill, w->segs, nseg,
+					  iv_sector);
+			lo_unmap_segs(w, nseg, false);
+			fill += mapped;
+			iv_sector += mapped >> LOOP_AES_SECTOR_SHIFT;
+			nseg = 0;
+			mapped = 0;
+		}
+		if (fill + bv.bv_len > cap) {
+			unsigned int out = round_down(fill, bsize);
+			unsigned int rest = fill - out;
+
+			/*
+			 * The rest waits in the scratch (idle on a write):
+			 * the next chunk may reuse this one's pages.
+			 */
+			memcpy(w->scratch, area + out, rest);
+			lo_chunk_write(lo, c, rq, out, pos);
+			pos += out;
+			left -= out;
+			c = lo_chunk_get(w, cmd, lo_chunk_pages(w, left));
+			area = lo_chunk_va(c);
+			cap = c->nr << PAGE_SHIFT;
+			memcpy(area, w->scratch, rest);
+			fill = rest;
+		}
+		lo_map_seg(w, nseg++, &bv, bv.bv_len);
+		mapped += bv.bv_len;
+	}
+	if (nseg) {
+		loop_encrypt_segs(lo, area + fill, w->segs, nseg, iv_sector);
+		lo_unmap_segs(w, nseg, false);
+		fill += mapped;
+	}
+	if (fill)
+		lo_chunk_write(lo, c, rq, fill, pos);
+	else
+		lo_chunk_done(c, 0);
+	if (atomic_dec_and_test(&cmd->ref))
+		lo_async_done(cmd);
+	return -EIOCBQUEUED;
+}
+
 static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 		 struct request *rq, loff_t pos)
 {
@@ -656,17 +746,16 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 						   bv.bv_len);
 				return -EIO;
 			}
+	if (lo->lo_crypt && op_is_write(req_op(rq)))
+		return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
 	if (lo->lo_bdev) {
-		if (lo->lo_crypt && op_is_write(req_op(rq)))
-			return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
 		lo_rw_clones(lo, blk_mq_rq_to_pdu(rq), rq, pos);
 		return -EIOCBQUEUED;
 	}
 	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
-	    (!lo->lo_crypt || !op_is_write(req_op(rq))) &&
 	    lo_rw_aio(lo, blk_mq_rq_to_pdu(rq), rq, pos) == -EIOCBQUEUED)
 		return -EIOCBQUEUED;
-	return lo_rw_file(lo, w, rq, pos, iv_sector);
+	return lo_rw_file(lo, w, rq, pos);
 }
 
 /*
@@ -838,6 +927,8 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice)
 		struct loop_worker *w = &lo->lo_workers[i];
 
 		lo->lo_nr_workers = i + 1;
+		spin_lock_init(&w->lock);
+		init_waitqueue_head(&w->wait);
 		w->bvec = kcalloc(LOOP_BIO_VECS, sizeof(*w->bvec), GFP_KERNEL);
 		if (!w->bvec)
 			goto fail;
@@ -892,6 +983,18 @@ int loop_workers_bounce(struct loop_device *lo, unsigned int prealloc)
 				return -ENOMEM;
 		}
 		w->nr_bounce = prealloc;
+		if (!w->chunks)
+			w->chunks = kcalloc(prealloc, sizeof(*w->chunks),
+					    GFP_KERNEL);
+		if (!w->chunk_bvec)
+			w->chunk_bvec = kcalloc(prealloc, sizeof(*w->chunk_bvec),
+						GFP_KERNEL);
+		if (!w->busy)
+			w->busy = bitmap_zalloc(prealloc, GFP_KERNEL);
+		if (!w->scratch)
+			w->scratch = kvmalloc(LOOP_AES_SCRATCH, GFP_KERNEL);
+		if (!w->chunks || !w->chunk_bvec || !w->busy || !w->scratch)
+			return -ENOMEM;
 		w->bounce_va = vmap(w->bounce, prealloc, VM_MAP, PAGE_KERNEL);
 		if (!w->bounce_va)
 			return -ENOMEM;
@@ -913,15 +1016,17 @@ void loop_stop_workers(struct loop_device *lo)
 
 		if (w->kw)
 			kthread_destroy_worker(w->kw);
-		/* A read's multi-key IVs were computed from a plaintext copy there. */
-		if (w->bounce_va) {
-			memzero_explicit(w->bounce_va, w->nr_bounce << PAGE_SHIFT);
+		/* A read's multi-key IVs were computed from a plaintext copy. */
+		kvfree_sensitive(w->scratch, LOOP_AES_SCRATCH);
+		if (w->bounce_va)
 			vunmap(w->bounce_va);
-		}
 		for (j = 0; w->bounce && w->bounce[j]; j++)
 			__free_page(w->bounce[j]);
 		kfree(w->bounce);
 		kfree(w->bvec);
+		kfree(w->chunks);
+		kfree(w->chunk_bvec);
+		bitmap_free(w->busy);
 	}
 	kfree(lo->lo_workers);
 	lo->lo_workers = NULL;

@@ -30,6 +30,8 @@
 #                the backing device's bios and requests (tracefs)
 #   read-error-* a read through the backing device's page cache that meets an
 #                error after some data fails, instead of reading zeros
+#   write-error-* an encrypted write whose pieces in flight meet an error
+#                target fails as a whole, and the loop goes on working
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -433,4 +435,32 @@ else
 	fi
 	dmsetup remove aesloop-err 2>/dev/null
 	[ -z "${lower:-}" ] || losetup.stock -d "$lower"
+fi
+
+# write-error-*: an encrypted write of 1 MiB, sent as bios in pieces of the bounce area (the
+# worker encrypts the next while the last is written), half of it onto a device-mapper error
+# target.  The request fails as a whole with EIO, none of its pieces is lost track of (the
+# loop detaches), and writes beside the error still work and read back.
+if ! command -v dmsetup >/dev/null; then
+	t_skip write-error "dmsetup is not in the guest"
+else
+	t_zerofile /tmp/werr.img 8M
+	t_randfile /tmp/werr.data 1M
+	if lower=$(losetup.stock -f --show /tmp/werr.img) &&
+	   printf '0 8192 linear %s 0\n8192 8192 error\n' "$lower" | dmsetup create aesloop-werr &&
+	   up=$(attach_to /dev/mapper/aesloop-werr); then
+		t_expect_fail write-error-across 'Input/output error' \
+			dd if=/tmp/werr.data of="$up" bs=1M count=1 oflag=direct,seek_bytes \
+			seek=$((7 * 524288))
+		t_check write-error-before dd if=/tmp/werr.data of="$up" bs=1M count=1 oflag=direct
+		echo 3 >/proc/sys/vm/drop_caches
+		t_expect_eq write-error-read-back "$(t_sha256 /tmp/werr.data)" \
+			"$(dd if="$up" bs=1M count=1 iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
+		t_check write-error-detach losetup -d "$up"
+	else
+		t_fail write-error "no encrypted loop over a device-mapper device with an error target"
+	fi
+	dmsetup remove aesloop-werr 2>/dev/null
+	[ -z "${lower:-}" ] || losetup.stock -d "$lower"
+	rm -f /tmp/werr.img /tmp/werr.data
 fi
