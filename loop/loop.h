@@ -220,6 +220,8 @@ struct loop_cmd {
 
 /* lo_threads: workers per device, as in loop-AES but not capped at 4. */
 #define LOOP_MAX_THREADS	16
+/* Workers per device without lo_threads: one per CPU, up to this many. */
+#define LOOP_AUTO_THREADS	4U
 /* lo_prealloc: bounce pages per worker; a chunk takes at most half. */
 #define LOOP_MAX_PREALLOC	256
 /* Vectors of a worker's bio: a larger request is sent as several bios. */

@@ -45,12 +45,13 @@ MODULE_PARM_DESC(max_part, "Minor numbers reserved for partitions per device (de
 
 /*
  * lo_threads=N[,INDEX,N]...: N workers per device, and per-device
- * exceptions as INDEX,N pairs, as loop-AES takes them.
+ * exceptions as INDEX,N pairs, as loop-AES takes them.  Not given: one per
+ * online CPU, up to LOOP_AUTO_THREADS.
  */
-static int lo_threads[1 + 2 * 16] = { 1 };
+static int lo_threads[1 + 2 * 16];
 static int lo_threads_count;
 module_param_array(lo_threads, int, &lo_threads_count, 0444);
-MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default 1, at most 16)");
+MODULE_PARM_DESC(lo_threads, "Crypto workers per device: N[,INDEX,N]... (default: one per CPU, up to 4; at most 16)");
 
 static int lo_prealloc = 32;
 module_param(lo_prealloc, int, 0444);
@@ -74,13 +75,24 @@ MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, or with INTELA
 
 /**
  * loop_threads_of() - the number of workers a device gets (lo_threads)
- * @lo: the device
+ * @lo: the device, being bound
+ *
+ * Without lo_threads, as many as CPUs are online, up to LOOP_AUTO_THREADS:
+ * requests are spread over the workers, so independent ones are encrypted
+ * and decrypted on as many CPUs (a single-threaded device had one CPU's
+ * AES, which the generic C code makes slower than most disks).  More take
+ * memory (each worker of an encrypted loop has lo_prealloc bounce pages)
+ * for parallelism that one device's queue seldom has.
  *
  * Return: 1..LOOP_MAX_THREADS.
  */
 unsigned int loop_threads_of(const struct loop_device *lo)
 {
-	int n = lo_threads[0], i;
+	int n, i;
+
+	if (!lo_threads_count)
+		return clamp(num_online_cpus(), 1U, LOOP_AUTO_THREADS);
+	n = lo_threads[0];
 
 	for (i = 1; i + 1 < lo_threads_count; i += 2)
 		if (lo_threads[i] == lo->lo_number)
@@ -200,7 +212,7 @@ int __init loop_check_params(void)
 		return -EINVAL;
 	}
 	/* lo_threads[0] is the default; then INDEX,N pairs. */
-	for (i = 0; i < max(lo_threads_count, 1); i += 2) {
+	for (i = 0; i < lo_threads_count; i += 2) {
 		if (lo_threads[i] < 1 || lo_threads[i] > LOOP_MAX_THREADS) {
 			pr_err("lo_threads: %d workers is out of range 1..%d\n",
 			       lo_threads[i], LOOP_MAX_THREADS);

@@ -29,6 +29,13 @@ t_expect_eq defaults-devices 8 "$(find /sys/block -maxdepth 1 -name 'loop*' | wc
 t_expect_eq defaults-hw-queue-depth 128 "$(param hw_queue_depth)"
 t_expect_eq defaults-nr-tags 128 "$(tags loop0)"
 t_check defaults-aes-impl test -n "$(param aes_impl)"
+# Without lo_threads: a worker per CPU, up to 4.
+t_zerofile /tmp/params.img 4M
+want=$(nproc)
+[ "$want" -le 4 ] || want=4
+t_check defaults-bind losetup.stock /dev/loop0 /tmp/params.img
+t_expect_eq defaults-lo-threads "$want" "$(workers 0)"
+losetup.stock -d /dev/loop0
 
 t_check unload rmmod loop
 t_check set-load insmod "$ko" max_loop=2 max_part=15 hw_queue_depth=16 \
@@ -38,7 +45,6 @@ t_expect_eq set-nr-tags 16 "$(tags loop0)"
 t_expect_eq set-hw-queue-depth 16 "$(param hw_queue_depth)"
 # max_part=15: 16 minors per device, so loop1 is minor 16.
 t_expect_eq set-max-part-minor 7:16 "$(cat /sys/block/loop1/dev)"
-t_zerofile /tmp/params.img 4M
 printf 'label: dos\n2048,2048,83\n' | sfdisk -q /tmp/params.img >/dev/null
 t_check set-bind losetup.stock /dev/loop1 /tmp/params.img
 t_expect_eq set-lo-threads-loop1 3 "$(workers 1)"
