@@ -3,7 +3,7 @@
  * bench.c - aesloop-bench: MB/s of every crypto path side by side with
  * OpenSSL and aespipe, and the project's performance targets (issue 4).
  *
- *   aesloop-bench [--tsv] [--quick]
+ *   aesloop-bench [--tsv] [--quick] [--pipes]
  *
  * In-process: each engine (generic, aesni, vaes-avx2, vaes-avx512) through
  * loop_aes_encrypt/decrypt on a contiguous BUF_BYTES buffer per thread (in
@@ -23,8 +23,11 @@
  * would get at load (aesloop_intel_probe()), one thread.
  *
  * Whole processes: Debian's aespipe and build/bin/aesloop-pipe with the
- * same options on the same PIPE_BYTES file in tmpfs, output to tmpfs, the
- * better of two runs each; the outputs are compared.
+ * same options on the same PIPE_BYTES file in tmpfs, output to tmpfs,
+ * single-key, v2 and v3, each program once reading the file itself and once
+ * fed through a pipe by cat, beside cat fed the same way (cat <in | cat
+ * >out, the peer of issue 14); the median of PIPE_ROUNDS rounds, the runs
+ * interleaved; the outputs are compared.  --pipes: only these.
  *
  * MB/s are 1e6 bytes per second of data.  Ratios only hold when measured
  * side by side in one run, as here.  --tsv prints the measurements as
@@ -561,18 +564,42 @@ static void print_shapes(int tsv, int col)
 		}
 }
 
-/* ---- whole processes: aespipe and aesloop-pipe ---- */
+/* ---- whole processes: cat, aespipe and aesloop-pipe ---- */
 
-enum { PIPE_SINGLE_ENC, PIPE_SINGLE_DEC, PIPE_V3_ENC, PIPE_V3_DEC, NR_PIPE };
+enum { PIPE_SINGLE_ENC, PIPE_SINGLE_DEC, PIPE_V2_ENC, PIPE_V2_DEC, PIPE_V3_ENC,
+       PIPE_V3_DEC, NR_PIPE };
 
 static const char *const pipe_names[NR_PIPE] = {
-	"single-enc", "single-dec", "v3-enc", "v3-dec"
+	"single-enc", "single-dec", "v2-enc", "v2-dec", "v3-enc", "v3-dec"
 };
 
+/*
+ * The runs of an operation, in their order within a round.  The first two
+ * read and write the files themselves (PROG <in >out); the piped ones get
+ * their input through a pipe from cat (cat <in | PROG >out), beside the
+ * peer of issue 14, cat <in | cat >out: what the pipe and the output file
+ * allow a program that has every byte in user space.  (A lone cat <in >out
+ * is no such peer: GNU cat copies a file to a file with copy_file_range(),
+ * inside the kernel.)
+ */
+enum { RUN_AESPIPE, RUN_OURS, RUN_CAT_PIPED, RUN_AESPIPE_PIPED, RUN_OURS_PIPED,
+       NR_RUN };
+
+static const char *const run_names[NR_RUN] = {
+	"aespipe", "aesloop-pipe", "piped-cat", "piped-aespipe",
+	"piped-aesloop-pipe"
+};
+
+#define PIPE_ROUNDS	5	/* --quick: 3 */
+
 struct pipe_result {
-	double mbs[2];		/* aespipe, aesloop-pipe; 0: failed */
-	int same;		/* both gave the same bytes */
+	double mbs[NR_RUN];	/* medians of the rounds; 0: a run failed */
+	int same;		/* every run gave aespipe's bytes */
 	char note[160];
+};
+
+struct pipe_run {
+	char src[128], dst[128], cmd[1024];
 };
 
 /* Run "sh -c CMD" and return its wall time, or -1 if it failed. */
@@ -586,114 +613,161 @@ static double run_timed(const char *cmd)
 	return now() - t0;
 }
 
-static void bench_pipes(const char *dir, const char *aesloop_pipe,
-			struct pipe_result *res)
+static int cmp_double(const void *a, const void *b)
 {
-	char cmd[4096], in[128], pass[128], keys[128], out[2][128], ct[2][128];
-	int t, p, r;
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * Run @k of operation @t.  Encryptions in the file runs write the
+ * program's ciphertext (ct0-* aespipe's, ct1-* aesloop-pipe's), which its
+ * decryptions read; cat copies aesloop-pipe's.  Everything else writes
+ * one scratch file.
+ */
+static void pipe_run(struct pipe_run *pr, const char *dir, const char *ours,
+		     int t, int k)
+{
+	static const char *const family[3] = { "single", "v2", "v3" };
+	int f = t / 2, dec = t % 2, piped = k >= RUN_CAT_PIPED;
+	int p = k != RUN_AESPIPE && k != RUN_AESPIPE_PIPED;
+	const char *prog = k == RUN_CAT_PIPED ? "cat" : p ? ours : "aespipe";
+	char ct[128], opts[256] = "";
+
+	snprintf(ct, sizeof(ct), "%s/ct%d-%s", dir, p, family[f]);
+	if (dec)
+		snprintf(pr->src, sizeof(pr->src), "%s", ct);
+	else
+		snprintf(pr->src, sizeof(pr->src), "%s/plain", dir);
+	if (!dec && !piped)
+		snprintf(pr->dst, sizeof(pr->dst), "%s", ct);
+	else
+		snprintf(pr->dst, sizeof(pr->dst), "%s/out", dir);
+	if (k != RUN_CAT_PIPED && f)
+		snprintf(opts, sizeof(opts), "-e AES128 %s -P %s/keys%d",
+			 dec ? "-d" : "", dir, f == 1 ? 64 : 65);
+	else if (k != RUN_CAT_PIPED)
+		snprintf(opts, sizeof(opts), "-e AES128 %s -p 3 3<%s/pass",
+			 dec ? "-d" : "", dir);
+	if (piped)
+		snprintf(pr->cmd, sizeof(pr->cmd), "cat <%s | %s %s >%s 2>%s/err",
+			 pr->src, prog, opts, pr->dst, dir);
+	else
+		snprintf(pr->cmd, sizeof(pr->cmd), "%s %s <%s >%s 2>%s/err",
+			 prog, opts, pr->src, pr->dst, dir);
+}
+
+/* The first line of the last run's standard error into @res's note. */
+static void pipe_note(struct pipe_result *res, const char *dir, int k)
+{
+	char err[256] = "", path[160];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/err", dir);
+	f = fopen(path, "r");
+	if (f) {
+		if (!fgets(err, sizeof(err), f))
+			err[0] = 0;
+		fclose(f);
+	}
+	err[strcspn(err, "\n")] = 0;
+	snprintf(res->note, sizeof(res->note), "%s failed: %.100s",
+		 run_names[k], err);
+}
+
+static void pipe_files(const char *dir)
+{
+	char path[160];
 	FILE *f;
 	u8 *data;
+	int n, r, i;
 
-	snprintf(in, sizeof(in), "%s/plain", dir);
-	snprintf(pass, sizeof(pass), "%s/pass", dir);
-	snprintf(keys, sizeof(keys), "%s/keys65", dir);
+	snprintf(path, sizeof(path), "%s/plain", dir);
 	data = malloc(PIPE_BYTES);
 	if (!data)
 		exit(1);
 	fill(data, PIPE_BYTES, 99);
-	f = fopen(in, "wb");
+	f = fopen(path, "wb");
 	if (!f || fwrite(data, 1, PIPE_BYTES, f) != PIPE_BYTES || fclose(f)) {
-		fprintf(stderr, "aesloop-bench: cannot write %s\n", in);
+		fprintf(stderr, "aesloop-bench: cannot write %s\n", path);
 		exit(1);
 	}
 	free(data);
-	f = fopen(pass, "w");
+	snprintf(path, sizeof(path), "%s/pass", dir);
+	f = fopen(path, "w");
 	fputs("correct horse battery staple, twice\n", f);
 	fclose(f);
-	f = fopen(keys, "w");
-	for (r = 0; r < 65; r++) {
-		u8 line[40];
-		int i;
+	/* key files of 64 lines (v2) and 65 (v3), the same first 64 */
+	for (n = 64; n <= 65; n++) {
+		snprintf(path, sizeof(path), "%s/keys%d", dir, n);
+		f = fopen(path, "w");
+		for (r = 0; r < n; r++) {
+			u8 line[40];
 
-		fill(line, sizeof(line), 1000 + r);
-		for (i = 0; i < 40; i++)
-			fputc('a' + line[i] % 26, f);
-		fputc('\n', f);
+			fill(line, sizeof(line), 1000 + r);
+			for (i = 0; i < 40; i++)
+				fputc('a' + line[i] % 26, f);
+			fputc('\n', f);
+		}
+		fclose(f);
 	}
-	fclose(f);
+}
 
+static void bench_pipes(const char *dir, const char *ours, int rounds,
+			struct pipe_result *res)
+{
+	static const char *const files[] = {
+		"plain", "pass", "keys64", "keys65", "out", "err", "ct0-single",
+		"ct1-single", "ct0-v2", "ct1-v2", "ct0-v3", "ct1-v3",
+	};
+	static double sec[NR_PIPE][NR_RUN][PIPE_ROUNDS];
+	char cmd[512], path[160];
+	struct pipe_run pr, ref;
+	int t, k, r;
+
+	pipe_files(dir);
 	for (t = 0; t < NR_PIPE; t++) {
-		int v3 = t >= PIPE_V3_ENC, dec = t == PIPE_SINGLE_DEC ||
-			 t == PIPE_V3_DEC;
-
 		memset(&res[t], 0, sizeof(res[t]));
-		for (p = 0; p < 2; p++) {
-			const char *prog = p ? aesloop_pipe : "aespipe";
-			double best = -1;
-
-			snprintf(out[p], sizeof(out[p]), "%s/out%d", dir, p);
-			/* decryption reads what the same program encrypted */
-			snprintf(ct[p], sizeof(ct[p]), "%s/ct%d-%s", dir, p,
-				 v3 ? "v3" : "single");
-			for (r = 0; r < 2; r++) {
-				double sec;
-
-				if (v3) {
-					snprintf(cmd, sizeof(cmd),
-						 "%s -e AES128 %s -P %s <%s >%s 2>%s/err%d",
-						 prog, dec ? "-d" : "", keys,
-						 dec ? ct[p] : in,
-						 dec ? out[p] : ct[p], dir, p);
-				} else {
-					snprintf(cmd, sizeof(cmd),
-						 "%s -e AES128 %s -p 3 <%s >%s 2>%s/err%d 3<%s",
-						 prog, dec ? "-d" : "",
-						 dec ? ct[p] : in,
-						 dec ? out[p] : ct[p], dir, p, pass);
-				}
-				sec = run_timed(cmd);
-				if (sec > 0 && (best < 0 || sec < best))
-					best = sec;
-			}
-			if (best > 0) {
-				res[t].mbs[p] = PIPE_BYTES / best / 1e6;
-			} else {
-				char err[256] = "", path[160];
-
-				snprintf(path, sizeof(path), "%s/err%d", dir, p);
-				f = fopen(path, "r");
-				if (f) {
-					if (!fgets(err, sizeof(err), f))
-						err[0] = 0;
-					fclose(f);
-				}
-				err[strcspn(err, "\n")] = 0;
-				snprintf(res[t].note, sizeof(res[t].note),
-					 "%s failed: %.100s", p ? "aesloop-pipe" : "aespipe",
-					 err);
-			}
-		}
-		snprintf(cmd, sizeof(cmd), "cmp -s %s %s", dec ? out[0] : ct[0],
-			 dec ? out[1] : ct[1]);
-		res[t].same = res[t].mbs[0] > 0 && res[t].mbs[1] > 0 &&
-			      run_timed(cmd) >= 0;
-		if (dec && res[t].same) {
-			snprintf(cmd, sizeof(cmd), "cmp -s %s %s", out[0], in);
-			res[t].same = run_timed(cmd) >= 0;
-		}
+		res[t].same = 1;
 	}
-	unlink(in);
-	for (p = 0; p < 2; p++) {
-		unlink(out[p]);
-		snprintf(cmd, sizeof(cmd), "%s/ct%d-single", dir, p);
-		unlink(cmd);
-		snprintf(cmd, sizeof(cmd), "%s/ct%d-v3", dir, p);
-		unlink(cmd);
-		snprintf(cmd, sizeof(cmd), "%s/err%d", dir, p);
-		unlink(cmd);
+	/*
+	 * Round by round, and in a round each operation's runs one after the
+	 * other, so that a spell of other load on the machine falls on all
+	 * of them alike.  The first round also compares each output: a
+	 * ciphertext with aespipe's (its file run, the first of the round), a
+	 * decryption with the input.
+	 */
+	for (r = 0; r < rounds; r++)
+		for (t = 0; t < NR_PIPE; t++)
+			for (k = 0; k < NR_RUN; k++) {
+				pipe_run(&pr, dir, ours, t, k);
+				sec[t][k][r] = run_timed(pr.cmd);
+				if (sec[t][k][r] < 0 && !res[t].note[0])
+					pipe_note(&res[t], dir, k);
+				if (r || k == RUN_CAT_PIPED ||
+				    (k == RUN_AESPIPE && !(t % 2)))
+					continue;
+				pipe_run(&ref, dir, ours, t, RUN_AESPIPE);
+				if (t % 2)
+					snprintf(cmd, sizeof(cmd), "cmp -s %s %s/plain",
+						 pr.dst, dir);
+				else
+					snprintf(cmd, sizeof(cmd), "cmp -s %s %s",
+						 pr.dst, ref.dst);
+				if (sec[t][k][r] < 0 || run_timed(cmd) < 0)
+					res[t].same = 0;
+			}
+	for (t = 0; t < NR_PIPE; t++)
+		for (k = 0; k < NR_RUN; k++) {
+			qsort(sec[t][k], rounds, sizeof(double), cmp_double);
+			if (sec[t][k][0] > 0)
+				res[t].mbs[k] = PIPE_BYTES / sec[t][k][rounds / 2] / 1e6;
+		}
+	for (k = 0; k < (int)(sizeof(files) / sizeof(files[0])); k++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
+		unlink(path);
 	}
-	unlink(pass);
-	unlink(keys);
 }
 
 /* ---- OpenSSL without AES-NI, in a child with OPENSSL_ia32cap set ---- */
@@ -754,64 +828,10 @@ static void target(int tsv, const char *what, double got, double base,
 	       ratio >= want ? "MET" : "MISSED", detail);
 }
 
-int main(int argc, char **argv)
+/* The engines and OpenSSL in process, then the driver's shape; printed. */
+static int bench_inproc(int tsv, const int *have, const char *self)
 {
-	int tsv = 0, child = 0, quick = 0, i, c, op, thr, have[NR_COLS], shape_col;
-	struct pipe_result pipes[NR_PIPE];
-	char self[1024], pipe_prog[1100], dir[] = "/dev/shm/aesloop-bench.XXXXXX";
-	const char *name = "";
-	ssize_t n;
-
-	for (i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--tsv")) {
-			tsv = 1;
-		} else if (!strcmp(argv[i], "--quick")) {
-			quick = 1;
-		} else if (!strcmp(argv[i], "--child-openssl") && i + 1 < argc) {
-			child = 1;
-			cell_seconds = atof(argv[++i]);
-		} else {
-			fprintf(stderr, "usage: aesloop-bench [--tsv] [--quick]\n");
-			return 2;
-		}
-	}
-	if (quick)
-		cell_seconds = 0.02;
-	fill(slots, sizeof(slots), 42);
-	ctx_single = make_ctx(1, 16);
-	ctx_single256 = make_ctx(1, 32);
-	ctx_v2 = make_ctx(2, 16);
-	ctx_v3 = make_ctx(3, 16);
-
-	if (child) {
-		for (op = 0; op < NR_OPS; op++)
-			for (thr = 1; thr <= MAX_THREADS; thr++)
-				printf("%d %d %.1f\n", op, thr,
-				       measure(COL_OSSL, op, thr));
-		return 0;
-	}
-
-	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-	if (n <= 0)
-		return 1;
-	self[n] = 0;
-	/* build/bin/aesloop-bench -> build/bin/aesloop-pipe */
-	snprintf(pipe_prog, sizeof(pipe_prog), "%.*s/aesloop-pipe",
-		 (int)(strrchr(self, '/') - self), self);
-
-	have[COL_GENERIC] = have[COL_OSSL] = have[COL_OSSL_NOAESNI] = 1;
-	have[COL_AESNI] = aesloop_intel_cpu_has(AESLOOP_INTEL_AESNI, NULL);
-	have[COL_VAES2] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX2, NULL);
-	have[COL_VAES512] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX512, NULL);
-	for (c = COL_AESNI; c <= COL_VAES512; c++)
-		if (have[c] && aesloop_intel_selftest(aesloop_intel_engine(
-				c == COL_AESNI ? AESLOOP_INTEL_AESNI :
-				c == COL_VAES2 ? AESLOOP_INTEL_VAES_AVX2 :
-				AESLOOP_INTEL_VAES_AVX512))) {
-			fprintf(stderr, "aesloop-bench: %s fails its self-test\n",
-				col_names[c]);
-			have[c] = 0;
-		}
+	int c, op, thr, shape_col;
 
 	if (!tsv) {
 		printf("aesloop-bench: MB/s (1e6 bytes/s); AES-128 unless named; in process: %d KiB per thread, in place,\n"
@@ -860,34 +880,127 @@ int main(int argc, char **argv)
 
 	shape_col = bench_shapes();
 	print_shapes(tsv, shape_col);
+	return shape_col;
+}
+
+int main(int argc, char **argv)
+{
+	int tsv = 0, child = 0, quick = 0, pipes_only = 0, i, c, k, op, thr;
+	int have[NR_COLS], shape_col = COL_GENERIC;
+	struct pipe_result pipes[NR_PIPE];
+	char self[1024], pipe_prog[1100], dir[] = "/dev/shm/aesloop-bench.XXXXXX";
+	const char *name = "";
+	ssize_t n;
+
+	for (i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--tsv")) {
+			tsv = 1;
+		} else if (!strcmp(argv[i], "--quick")) {
+			quick = 1;
+		} else if (!strcmp(argv[i], "--pipes")) {
+			pipes_only = 1;
+		} else if (!strcmp(argv[i], "--child-openssl") && i + 1 < argc) {
+			child = 1;
+			cell_seconds = atof(argv[++i]);
+		} else {
+			fprintf(stderr, "usage: aesloop-bench [--tsv] [--quick] [--pipes]\n");
+			return 2;
+		}
+	}
+	if (quick)
+		cell_seconds = 0.02;
+	fill(slots, sizeof(slots), 42);
+	ctx_single = make_ctx(1, 16);
+	ctx_single256 = make_ctx(1, 32);
+	ctx_v2 = make_ctx(2, 16);
+	ctx_v3 = make_ctx(3, 16);
+
+	if (child) {
+		for (op = 0; op < NR_OPS; op++)
+			for (thr = 1; thr <= MAX_THREADS; thr++)
+				printf("%d %d %.1f\n", op, thr,
+				       measure(COL_OSSL, op, thr));
+		return 0;
+	}
+
+	n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n <= 0)
+		return 1;
+	self[n] = 0;
+	/* build/bin/aesloop-bench -> build/bin/aesloop-pipe */
+	snprintf(pipe_prog, sizeof(pipe_prog), "%.*s/aesloop-pipe",
+		 (int)(strrchr(self, '/') - self), self);
+
+	have[COL_GENERIC] = have[COL_OSSL] = have[COL_OSSL_NOAESNI] = 1;
+	have[COL_AESNI] = aesloop_intel_cpu_has(AESLOOP_INTEL_AESNI, NULL);
+	have[COL_VAES2] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX2, NULL);
+	have[COL_VAES512] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX512, NULL);
+	for (c = COL_AESNI; c <= COL_VAES512; c++)
+		if (have[c] && aesloop_intel_selftest(aesloop_intel_engine(
+				c == COL_AESNI ? AESLOOP_INTEL_AESNI :
+				c == COL_VAES2 ? AESLOOP_INTEL_VAES_AVX2 :
+				AESLOOP_INTEL_VAES_AVX512))) {
+			fprintf(stderr, "aesloop-bench: %s fails its self-test\n",
+				col_names[c]);
+			have[c] = 0;
+		}
+
+	if (!pipes_only)
+		shape_col = bench_inproc(tsv, have, self);
 
 	if (!mkdtemp(dir)) {
 		perror("aesloop-bench: mkdtemp in /dev/shm");
 		return 1;
 	}
-	bench_pipes(dir, pipe_prog, pipes);
+	bench_pipes(dir, pipe_prog, quick ? 3 : PIPE_ROUNDS, pipes);
 	rmdir(dir);
 	if (tsv) {
-		for (i = 0; i < NR_PIPE; i++) {
-			printf("pipe\t%s\t1\taespipe\t%.1f\n", pipe_names[i],
-			       pipes[i].mbs[0]);
-			printf("pipe\t%s\t1\taesloop-pipe\t%.1f\n", pipe_names[i],
-			       pipes[i].mbs[1]);
-		}
-	} else {
-		printf("\nwhole processes, %d MiB file in tmpfs to tmpfs, AES-128 (v3: 65-line -P key file):\n",
-		       PIPE_BYTES >> 20);
-		printf("%-18s %11s %13s %7s  %s\n", "operation", "aespipe",
-		       "aesloop-pipe", "ratio", "same output");
 		for (i = 0; i < NR_PIPE; i++)
-			printf("%-18s %11.0f %13.0f %6.2fx  %s %s\n",
-			       pipe_names[i], pipes[i].mbs[0], pipes[i].mbs[1],
-			       pipes[i].mbs[0] > 0 ?
-			       pipes[i].mbs[1] / pipes[i].mbs[0] : 0,
+			for (k = 0; k < NR_RUN; k++)
+				printf("pipe\t%s\t1\t%s\t%.1f\n", pipe_names[i],
+				       run_names[k], pipes[i].mbs[k]);
+	} else {
+		printf("\nwhole processes, %d MiB file in tmpfs to tmpfs, AES-128 (v2, v3: -P key files of 64, 65 lines),\n"
+		       "medians of %d rounds; same output: every run gave aespipe's bytes (decryption: the input)\n",
+		       PIPE_BYTES >> 20, quick ? 3 : PIPE_ROUNDS);
+		printf("%-12s %-31s | %s\n", "", "PROG <in >out",
+		       "cat <in | PROG >out");
+		printf("%-12s %9s %13s %7s | %7s %9s %13s %7s  %s\n", "operation",
+		       "aespipe", "aesloop-pipe", "ratio", "cat", "aespipe",
+		       "aesloop-pipe", "vs cat", "same output");
+		for (i = 0; i < NR_PIPE; i++) {
+			const double *m = pipes[i].mbs;
+
+			printf("%-12s %9.0f %13.0f %6.2fx | %7.0f %9.0f %13.0f %6.2fx  %s %s\n",
+			       pipe_names[i], m[RUN_AESPIPE], m[RUN_OURS],
+			       m[RUN_AESPIPE] > 0 ? m[RUN_OURS] / m[RUN_AESPIPE] : 0,
+			       m[RUN_CAT_PIPED], m[RUN_AESPIPE_PIPED],
+			       m[RUN_OURS_PIPED], m[RUN_CAT_PIPED] > 0 ?
+			       m[RUN_OURS_PIPED] / m[RUN_CAT_PIPED] : 0,
 			       pipes[i].same ? "yes" : "NO", pipes[i].note);
+		}
 		printf("\ntargets (1 thread, ratios from this run):\n");
 	}
 
+	for (i = 0; i < NR_PIPE; i++) {
+		char what[64];
+
+		snprintf(what, sizeof(what), "aesloop-pipe %s vs cat, both piped",
+			 pipe_names[i]);
+		target(tsv, what, pipes[i].mbs[RUN_OURS_PIPED],
+		       pipes[i].mbs[RUN_CAT_PIPED], 0.8,
+		       pipes[i].note[0] ? pipes[i].note : "cat <in | PROG >out");
+	}
+	target(tsv, "aesloop-pipe v3 enc vs aespipe v3 enc",
+	       pipes[PIPE_V3_ENC].mbs[RUN_OURS], pipes[PIPE_V3_ENC].mbs[RUN_AESPIPE], 5,
+	       pipes[PIPE_V3_ENC].note[0] ? pipes[PIPE_V3_ENC].note :
+	       "whole processes");
+	target(tsv, "aesloop-pipe v3 dec vs aespipe v3 dec",
+	       pipes[PIPE_V3_DEC].mbs[RUN_OURS], pipes[PIPE_V3_DEC].mbs[RUN_AESPIPE], 5,
+	       pipes[PIPE_V3_DEC].note[0] ? pipes[PIPE_V3_DEC].note :
+	       "whole processes");
+	if (pipes_only)
+		return 0;
 	best_engine(OP_SINGLE_ENC, 1, &name);
 	target(tsv, "single-key encryption vs openssl",
 	       best_engine(OP_SINGLE_ENC, 1, NULL),
@@ -898,24 +1011,16 @@ int main(int argc, char **argv)
 	       results[COL_OSSL][OP_SINGLE_DEC][1], 3, name);
 	best_engine(OP_V2_ENC, 1, &name);
 	target(tsv, "v2 encryption vs aespipe v3 encryption",
-	       best_engine(OP_V2_ENC, 1, NULL), pipes[PIPE_V3_ENC].mbs[0], 5, name);
+	       best_engine(OP_V2_ENC, 1, NULL), pipes[PIPE_V3_ENC].mbs[RUN_AESPIPE], 5, name);
 	best_engine(OP_V2_DEC, 1, &name);
 	target(tsv, "v2 decryption vs aespipe v3 decryption",
-	       best_engine(OP_V2_DEC, 1, NULL), pipes[PIPE_V3_DEC].mbs[0], 5, name);
+	       best_engine(OP_V2_DEC, 1, NULL), pipes[PIPE_V3_DEC].mbs[RUN_AESPIPE], 5, name);
 	best_engine(OP_V3_ENC, 1, &name);
 	target(tsv, "v3 encryption vs aespipe v3 encryption",
-	       best_engine(OP_V3_ENC, 1, NULL), pipes[PIPE_V3_ENC].mbs[0], 5, name);
+	       best_engine(OP_V3_ENC, 1, NULL), pipes[PIPE_V3_ENC].mbs[RUN_AESPIPE], 5, name);
 	best_engine(OP_V3_DEC, 1, &name);
 	target(tsv, "v3 decryption vs aespipe v3 decryption",
-	       best_engine(OP_V3_DEC, 1, NULL), pipes[PIPE_V3_DEC].mbs[0], 5, name);
-	target(tsv, "aesloop-pipe v3 enc vs aespipe v3 enc",
-	       pipes[PIPE_V3_ENC].mbs[1], pipes[PIPE_V3_ENC].mbs[0], 5,
-	       pipes[PIPE_V3_ENC].note[0] ? pipes[PIPE_V3_ENC].note :
-	       "whole processes");
-	target(tsv, "aesloop-pipe v3 dec vs aespipe v3 dec",
-	       pipes[PIPE_V3_DEC].mbs[1], pipes[PIPE_V3_DEC].mbs[0], 5,
-	       pipes[PIPE_V3_DEC].note[0] ? pipes[PIPE_V3_DEC].note :
-	       "whole processes");
+	       best_engine(OP_V3_DEC, 1, NULL), pipes[PIPE_V3_DEC].mbs[RUN_AESPIPE], 5, name);
 	for (i = 0; i < NR_SHAPE_OPS; i++) {
 		char what[64];
 
