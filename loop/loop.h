@@ -155,6 +155,7 @@ struct loop_chunk {
  * @bvec:       LOOP_BIO_VECS vectors for its synchronous file I/O
  * @segs:       the mapped segments of the piece being transformed
  * @seg_page:   their pages
+ * @busy_works: requests queued on it or running there (lo_queue_cmd())
  *
  * An encrypted loop's workers also have, from keying or bind to unbind
  * (loop_workers_bounce()), so that a write never waits for memory (swap
@@ -178,6 +179,7 @@ struct loop_worker {
 	struct bio_vec		*bvec;
 	struct loop_aes_seg	segs[LOOP_MAP_SEGS];
 	struct page		*seg_page[LOOP_MAP_SEGS];
+	atomic_t		busy_works;
 
 	struct page		**bounce;
 	unsigned int		nr_bounce;
@@ -198,9 +200,10 @@ struct loop_worker {
  * @iocb:   asynchronous direct I/O (lo_rw_aio())
  * @bvec:   the vectors of a request of several bios for @iocb, or NULL
  * @ref:    held by the submitter and by @iocb's completion, or by the
- *          submitter and each clone in flight (lo_rw_clones())
- * @ret:    what @iocb's completion said, or the clones': bytes done, or a
- *          negative errno
+ *          submitter and each clone (lo_rw_clones()) or chunk of an
+ *          encrypted write (lo_encrypt_rq()) in flight
+ * @ret:    what @iocb's completion said, or the clones' or chunks': bytes
+ *          done, or a negative errno
  * @decrypt: the I/O reads ciphertext: its completion hands the request back
  *          to @worker (@work) to decrypt
  */

@@ -200,6 +200,18 @@ static void loop_scan_partitions_once(struct loop_device *lo)
 }
 
 /*
+ * The logical block sizes an encrypted loop takes: up to a page, as the
+ * format's users have always had.  The encrypted write path carries the
+ * rest of a block from one chunk of the bounce area to the next, which
+ * needs a block to fit in a page (7.3 takes blocks up to 64 KiB).
+ */
+static bool loop_crypt_block_size_ok(unsigned int bsize,
+				     const struct loop_aes_ctx *crypt)
+{
+	return !crypt || bsize <= PAGE_SIZE;
+}
+
+/*
  * Set the queue limits for backing file @file (NULL when unbinding), block
  * size @bsize (bytes) and key @crypt (NULL for none): discard and
  * write-zeroes, the rotational and write-cache flags (loop_queue_caps()).
@@ -270,6 +282,9 @@ int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	err = loop_crypt_prepare(info, &ctx);
 	if (err)
 		goto out_putf;
+	err = -EINVAL;
+	if (!loop_crypt_block_size_ok(bsize, ctx))
+		goto out_free_ctx;
 
 	/*
 	 * A caller without an exclusive open of its own claims the device
@@ -292,8 +307,12 @@ int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	err = loop_validate_file(file, bdev);
 	if (err)
 		goto out_unlock;
-	err = loop_set_limits(lo, file, config->block_size ?:
-			      loop_default_block_size(file, flags), ctx);
+	/* The backing device's block size, if direct I/O is asked for. */
+	if (!config->block_size)
+		bsize = loop_default_block_size(file, flags);
+	if (!loop_crypt_block_size_ok(bsize, ctx))
+		bsize = SECTOR_SIZE;	/* through the page cache then */
+	err = loop_set_limits(lo, file, bsize, ctx);
 	if (err)
 		goto out_unlock;
 	err = loop_start_workers(lo, loop_threads_of(lo), loop_nice());
@@ -625,6 +644,10 @@ int loop_set_status(struct loop_device *lo, const struct loop_info64 *info)
 		info->lo_sizelimit != lo->lo_sizelimit;
 	/* Bounce pages for the ciphertext of a plain loop's first key. */
 	if (rekey && ctx) {
+		err = -EINVAL;
+		if (!loop_crypt_block_size_ok(queue_logical_block_size(lo->lo_disk->queue),
+					      ctx))
+			goto out_unlock;
 		err = loop_workers_bounce(lo, loop_prealloc());
 		if (err)
 			goto out_unlock;
@@ -831,6 +854,10 @@ int loop_set_block_size(struct loop_device *lo, struct block_device *ibdev,
 	}
 	if (queue_logical_block_size(lo->lo_disk->queue) == arg)
 		goto out;
+	if (!loop_crypt_block_size_ok(arg, lo->lo_crypt)) {
+		err = -EINVAL;
+		goto out;
+	}
 	sync_blockdev(bdev);
 	invalidate_bdev(bdev);
 	/* Direct I/O and bios to a backing device follow, in the same freeze. */
@@ -853,6 +880,7 @@ out_unclaim:
 int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 {
 	int err = mutex_lock_killable(&lo->lo_mutex);
+	unsigned int memflags;
 
 	if (err)
 		return err;
@@ -863,8 +891,7 @@ int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 	} else if (!!arg != !!(lo->lo_flags & LO_FLAGS_DIRECT_IO)) {
 		/* Cached pages of the file must reach it before I/O bypasses them. */
 		vfs_fsync(lo->lo_backing_file, 0);
-		unsigned int memflags = loop_freeze(lo->lo_disk->queue);
-
+		memflags = loop_freeze(lo->lo_disk->queue);
 		lo->lo_flags ^= LO_FLAGS_DIRECT_IO;
 		loop_unfreeze(lo->lo_disk->queue, memflags);
 	}

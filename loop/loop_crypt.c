@@ -220,7 +220,7 @@ void loop_encrypt_segs(const struct loop_device *lo, u8 *dst,
  * @nseg:        number of segments
  * @iv_sector:   IV sector number of the first sector (spec section 4)
  * @scratch:     @scratch_len bytes for the multi-key IVs (the worker's
- *               bounce area, which a read does not otherwise use)
+ *               scratch)
  * @scratch_len: bytes, at least 512
  */
 void loop_decrypt_segs(const struct loop_device *lo,

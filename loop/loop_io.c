@@ -287,7 +287,8 @@ static blk_status_t lo_status(long err)
 }
 
 /*
- * The end of an asynchronous request (lo_rw_aio(), lo_rw_clones()), in the
+ * The end of an asynchronous request (lo_rw_aio(), lo_rw_clones(),
+ * lo_encrypt_rq()), in the
  * block layer's completion context: all of it done, or an error (a short
  * write is one; a short read went back to the worker, lo_async_done()).
  */
@@ -303,7 +304,40 @@ static void loop_complete_rq(struct request *rq)
 }
 
 /*
- * An asynchronous read is in, on its worker: the rest of a short one is
+ * Give @cmd to worker @w to run @fn.  A worker's busy_works counts what is
+ * queued on it or running there; the work drops it when it is done.
+ */
+static void lo_queue_cmd(struct loop_worker *w, struct loop_cmd *cmd,
+			 kthread_work_func_t fn)
+{
+	/* A kthread_work remembers its last worker: start afresh each time. */
+	kthread_init_work(&cmd->work, fn);
+	cmd->worker = w;
+	atomic_inc(&w->busy_works);
+	kthread_queue_work(w->kw, &cmd->work);
+}
+
+/* The worker with the least queued or running, @own on a tie. */
+static struct loop_worker *lo_least_busy(struct loop_device *lo,
+					 struct loop_worker *own)
+{
+	struct loop_worker *best = own;
+	int least = atomic_read(&own->busy_works);
+	unsigned int i;
+
+	for (i = 0; i < lo->lo_nr_workers && least > 0; i++) {
+		int n = atomic_read(&lo->lo_workers[i].busy_works);
+
+		if (n < least) {
+			least = n;
+			best = &lo->lo_workers[i];
+		}
+	}
+	return best;
+}
+
+/*
+ * An asynchronous read is in, on a worker: the rest of a short one is
  * read (the end of the file, or an error, shows there), and the
  * ciphertext of an encrypted one decrypted.
  */
@@ -313,15 +347,17 @@ static void loop_read_finish_work(struct kthread_work *work)
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 	struct loop_device *lo = rq->q->queuedata;
 	unsigned int old_flags = current->flags;
+	struct loop_worker *w = cmd->worker;
 	int err = 0;
 
 	/* As for every request the worker runs (loop_cmd_work()). */
 	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
 	if (cmd->ret < blk_rq_bytes(rq))
-		err = lo_read_file(lo, cmd->worker, rq, cmd->ret);
+		err = lo_read_file(lo, w, rq, cmd->ret);
 	else
-		lo_read_done(lo, cmd->worker, rq, cmd->ret);
+		lo_read_done(lo, w, rq, cmd->ret);
 	current->flags = old_flags;
+	atomic_dec(&w->busy_works);
 	blk_mq_end_request(rq, lo_status(err));
 }
 
@@ -331,15 +367,16 @@ static void lo_async_done(struct loop_cmd *cmd)
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 
 	/*
-	 * Decryption needs the worker's mapping slots and scratch, and the
+	 * Decryption needs a worker's mapping slots and scratch, and the
 	 * rest of a short read synchronous I/O: neither may run in the
-	 * completion's context.  The worker does them, between the other
-	 * requests it runs.
+	 * completion's context.  A worker does them, between the other
+	 * requests it runs: the least busy one, so that a read that is in
+	 * does not wait behind the writes queued on its own.
 	 */
 	if (cmd->ret >= 0 && req_op(rq) == REQ_OP_READ &&
 	    (cmd->decrypt || cmd->ret < blk_rq_bytes(rq))) {
-		kthread_init_work(&cmd->work, loop_read_finish_work);
-		kthread_queue_work(cmd->worker->kw, &cmd->work);
+		lo_queue_cmd(lo_least_busy(rq->q->queuedata, cmd->worker), cmd,
+			     loop_read_finish_work);
 		return;
 	}
 	/* Fault injection's fake timeouts (fail_io_timeout), as stock. */
@@ -373,9 +410,9 @@ static void lo_aio_complete(struct kiocb *iocb, long ret)
  * Direct I/O as the stock driver does it: the whole request as one
  * asynchronous kiocb over its own pages, finished by the file system's
  * ki_complete, so the worker goes on to the next request and many are in
- * flight.  On an encrypted loop, reads only (a write's ciphertext is in
- * the worker's bounce pages, which the next request needs); the worker
- * decrypts a read once it is in, and reads the rest of a short one
+ * flight.  On an encrypted loop, reads only (a write's ciphertext goes
+ * through the bounce pages, lo_encrypt_rq()); a worker decrypts a read
+ * once it is in, and reads the rest of a short one
  * (loop_read_finish_work()).  The vectors of a request of several bios are
  * gathered into an array; where that cannot be had without reclaim, the
  * synchronous path takes the request.
@@ -507,8 +544,8 @@ static void lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
  * the next chunk, or the next request, while the last one is written;
  * synchronously through a page cache.  The bounce area is a ring of
  * chunks: a chunk takes pages after the last one, waiting for chunks in
- * flight to give theirs back.  A chunk is at most half the area, so two
- * alternate on a large request.  Everything a chunk needs (its bio or
+ * flight to give theirs back.  A chunk is at most half the area (two
+ * pages at least), so two alternate on a large request.  Everything a chunk needs (its bio or
  * kiocb, its vectors) was allocated with the bounce pages, so an encrypted
  * write never waits for memory, only for its own earlier writes.
  */
@@ -550,7 +587,8 @@ static struct loop_chunk *lo_chunk_get(struct loop_worker *w,
 
 	if (first + nr > w->nr_bounce)
 		first = 0;
-	wait_event(w->wait, lo_chunk_claim(w, first, nr));
+	/* Counted as waiting for I/O, which it is. */
+	io_wait_event(w->wait, lo_chunk_claim(w, first, nr));
 	w->head = first + nr < w->nr_bounce ? first + nr : 0;
 	c = &w->chunks[first];
 	c->cmd = cmd;
@@ -852,6 +890,8 @@ static void loop_cmd_work(struct kthread_work *work)
 	struct request *rq = blk_mq_rq_from_pdu(cmd);
 	struct loop_device *lo = rq->q->queuedata;
 	unsigned int old_flags = current->flags;
+	/* An asynchronous request may be done, even requeued, on return. */
+	struct loop_worker *w = cmd->worker;
 	int err;
 
 	/*
@@ -860,8 +900,9 @@ static void loop_cmd_work(struct kthread_work *work)
 	 * loop device it serves.
 	 */
 	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
-	err = lo_do_cmd(lo, cmd->worker, rq);
+	err = lo_do_cmd(lo, w, rq);
 	current->flags = old_flags;
+	atomic_dec(&w->busy_works);
 	if (err != -EIOCBQUEUED)
 		blk_mq_end_request(rq, lo_status(err));
 }
@@ -893,10 +934,7 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_IOERR;
 	}
 	i = (unsigned int)atomic_inc_return(&lo->lo_next_worker) % lo->lo_nr_workers;
-	/* A kthread_work remembers its last worker: start afresh each time. */
-	kthread_init_work(&cmd->work, loop_cmd_work);
-	cmd->worker = &lo->lo_workers[i];
-	kthread_queue_work(cmd->worker->kw, &cmd->work);
+	lo_queue_cmd(&lo->lo_workers[i], cmd, loop_cmd_work);
 	return BLK_STS_OK;
 }
 
