@@ -407,6 +407,30 @@ static void lo_aio_complete(struct kiocb *iocb, long ret)
 }
 
 /*
+ * Start asynchronous direct I/O of @iter at byte @pos of the backing file,
+ * for request @rq, to end in @complete (with kiocb_end_write() for a
+ * write).  Returns -EIOCBQUEUED, or the result of a call that did not
+ * queue, for which @complete is not called.
+ */
+static ssize_t lo_dio_start(struct file *file, struct kiocb *iocb,
+			    struct iov_iter *iter, loff_t pos,
+			    struct request *rq,
+			    void (*complete)(struct kiocb *iocb, long ret))
+{
+	memset(iocb, 0, sizeof(*iocb));
+	iocb->ki_filp = file;
+	iocb->ki_pos = pos;
+	iocb->ki_ioprio = req_get_ioprio(rq);
+	iocb->ki_flags = IOCB_DIRECT;
+	iocb->ki_complete = complete;
+	if (iov_iter_rw(iter) == WRITE) {
+		kiocb_start_write(iocb);
+		return file->f_op->write_iter(iocb, iter);
+	}
+	return file->f_op->read_iter(iocb, iter);
+}
+
+/*
  * Direct I/O as the stock driver does it: the whole request as one
  * asynchronous kiocb over its own pages, finished by the file system's
  * ki_complete, so the worker goes on to the next request and many are in
@@ -456,18 +480,7 @@ static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 	atomic_set(&cmd->ref, 2);
 	cmd->ret = 0;
 	cmd->decrypt = lo->lo_crypt && dir == ITER_DEST;
-	memset(&cmd->iocb, 0, sizeof(cmd->iocb));
-	cmd->iocb.ki_filp = file;
-	cmd->iocb.ki_pos = pos;
-	cmd->iocb.ki_ioprio = req_get_ioprio(rq);
-	cmd->iocb.ki_flags = IOCB_DIRECT;
-	cmd->iocb.ki_complete = lo_aio_complete;
-	if (dir == ITER_SOURCE) {
-		kiocb_start_write(&cmd->iocb);
-		ret = file->f_op->write_iter(&cmd->iocb, &ioi);
-	} else {
-		ret = file->f_op->read_iter(&cmd->iocb, &ioi);
-	}
+	ret = lo_dio_start(file, &cmd->iocb, &ioi, pos, rq, lo_aio_complete);
 	lo_aio_put(cmd);
 	/* Done already (or failed): the file system will not call back. */
 	if (ret != -EIOCBQUEUED)
@@ -682,14 +695,7 @@ static void lo_chunk_write(struct loop_device *lo, struct loop_chunk *c,
 		return;
 	}
 	iov_iter_bvec(&iter, ITER_SOURCE, bvec, nr, len);
-	memset(&c->iocb, 0, sizeof(c->iocb));
-	c->iocb.ki_filp = file;
-	c->iocb.ki_pos = pos;
-	c->iocb.ki_ioprio = req_get_ioprio(rq);
-	c->iocb.ki_flags = IOCB_DIRECT;
-	c->iocb.ki_complete = lo_chunk_aio_complete;
-	kiocb_start_write(&c->iocb);
-	ret = file->f_op->write_iter(&c->iocb, &iter);
+	ret = lo_dio_start(file, &c->iocb, &iter, pos, rq, lo_chunk_aio_complete);
 	if (ret != -EIOCBQUEUED)
 		lo_chunk_aio_complete(&c->iocb, ret);
 }
