@@ -282,52 +282,16 @@ if ((!ru_ok)); then
 fi
 __h_event required_use_ok
 
-# A: the distfiles SRC_URI names for this USE (flag? groups honoured,
-# "uri -> name" renames).
-A=
-# shellcheck disable=SC2206
-tok=( ${SRC_URI-} )
-skip_depth=0 depth=0 i=0
-declare -A closes_skip=()
-while [[ ${i} -lt ${#tok[@]} ]]; do
-	t=${tok[i]}
-	case ${t} in
-		*'?')
-			i=$((i + 1))
-			[[ ${tok[i]-} == '(' ]] || die "SRC_URI: '(' expected after ${t}"
-			depth=$((depth + 1))
-			if ((skip_depth == 0)) && ! __h_flag_on "${t%'?'}"; then
-				skip_depth=${depth}
-				closes_skip[${depth}]=1
-			fi
-			;;
-		'(') depth=$((depth + 1)) ;;
-		')')
-			[[ -n ${closes_skip[${depth}]-} ]] && { skip_depth=0; unset "closes_skip[${depth}]"; }
-			depth=$((depth - 1))
-			;;
-		*)
-			name=${t##*/}
-			if [[ ${tok[i + 1]-} == '->' ]]; then
-				name=${tok[i + 2]}
-				i=$((i + 2))
-			fi
-			((skip_depth == 0)) && A+=" ${name}"
-			;;
-	esac
-	i=$((i + 1))
-done
-A=${A# }
-__h_event meta A "${A}"
-
-# The dependencies in force for this USE: flag? groups honoured (a flag not
-# in IUSE is an error, as for Portage), || ( ) groups kept whole.
-# __h_active_deps "DEPSPEC": the atoms into __h_deps, blank-separated.
-__h_active_deps() {
+# __h_use_reduce "SPEC" WHAT: the tokens of SPEC (SRC_URI or a dependency
+# string) in force for this USE, into the array __h_active: flag? ( ) groups
+# honoured (a flag not in IUSE is an error, as for Portage), the group
+# syntax itself and || dropped (|| ( ) groups are kept whole), the rest as it
+# stands ("uri -> name" renames stay three tokens).
+__h_use_reduce() {
 	local -a tok
 	local t skip=0 depth=0 i=0
 	local -A closes=()
-	__h_deps=
+	__h_active=()
 	# shellcheck disable=SC2206 # split on white space, as PMS does
 	tok=( $1 )
 	while [[ ${i} -lt ${#tok[@]} ]]; do
@@ -335,7 +299,7 @@ __h_active_deps() {
 		case ${t} in
 			*'?')
 				i=$((i + 1))
-				[[ ${tok[i]-} == '(' ]] || die "dependency string: '(' expected after ${t}"
+				[[ ${tok[i]-} == '(' ]] || die "$2: '(' expected after ${t}"
 				depth=$((depth + 1))
 				if ((skip == 0)) && ! __h_flag_on "${t%'?'}"; then
 					skip=${depth}
@@ -348,16 +312,33 @@ __h_active_deps() {
 				depth=$((depth - 1))
 				;;
 			'||') ;;
-			*) ((skip == 0)) && __h_deps+=" ${t}" ;;
+			*) ((skip == 0)) && __h_active+=("${t}") ;;
 		esac
 		i=$((i + 1))
 	done
-	__h_deps=${__h_deps# }
 }
+
+# A: the distfiles SRC_URI names for this USE ("uri -> name" renames).
+A=
+__h_use_reduce "${SRC_URI-}" SRC_URI
+i=0
+while [[ ${i} -lt ${#__h_active[@]} ]]; do
+	name=${__h_active[i]##*/}
+	if [[ ${__h_active[i + 1]-} == '->' ]]; then
+		name=${__h_active[i + 2]}
+		i=$((i + 2))
+	fi
+	A+=" ${name}"
+	i=$((i + 1))
+done
+A=${A# }
+__h_event meta A "${A}"
+
+# The dependencies in force for this USE, blank-separated.
 for v in DEPEND RDEPEND BDEPEND; do
 	acc=E_${v}
-	__h_active_deps "${!v-} ${!acc}"
-	__h_event meta "${v}_ACTIVE" "${__h_deps}"
+	__h_use_reduce "${!v-} ${!acc}" "${v}"
+	__h_event meta "${v}_ACTIVE" "${__h_active[*]}"
 done
 
 [[ ${opt_last} == none ]] && exit 0
