@@ -9,6 +9,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/blk-mq.h>
+#include <linux/cpumask.h>
 #include <linux/moduleparam.h>
 #include <linux/sched/prio.h>
 #include <linux/string.h>
