@@ -180,7 +180,7 @@ host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-sa
 check-host: host-tests
 	tests/host/run.sh
 
-# The benchmark of issue 4 (tests/bench/bench.c): every engine against
+# The benchmark (tests/bench/bench.c): every engine against
 # OpenSSL and aespipe; always built with INTELAES=y.  BENCH_ARGS=--tsv for
 # machine-readable output.
 bench:

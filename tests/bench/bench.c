@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * bench.c - aesloop-bench: MB/s of every crypto path side by side with
- * OpenSSL and aespipe, and the project's performance targets (issue 4).
+ * OpenSSL and aespipe, and the project's performance targets.
  *
  *   aesloop-bench [--tsv] [--quick] [--pipes]
  *
@@ -26,7 +26,7 @@
  * same options on the same PIPE_BYTES file in tmpfs, output to tmpfs,
  * single-key, v2 and v3, each program once reading the file itself and once
  * fed through a pipe by cat, beside cat fed the same way (cat <in | cat
- * >out, the peer of issue 14); the median of PIPE_ROUNDS rounds, the runs
+ * >out, the pipe's own limit); the median of PIPE_ROUNDS rounds, the runs
  * interleaved; the outputs are compared.  --pipes: only these.
  *
  * MB/s are 1e6 bytes per second of data.  Ratios only hold when measured
@@ -412,9 +412,9 @@ static void pool_init(void)
 
 /*
  * One request of @pages pages from pool index @first, as the driver
- * transfers it: @per_page, one call per page (the driver before issue
- * 14), or the whole request through the _segs() transforms, a bounce
- * area at a time for writes.
+ * transfers it: @per_page, one call per page (as the driver did before it
+ * took whole requests), or the whole request through the _segs()
+ * transforms, a bounce area at a time for writes.
  */
 static void shape_request(const struct loop_aes_ctx *ctx, int enc,
 			  int per_page, int first, int pages, u64 s)
@@ -534,7 +534,7 @@ static void print_shapes(int tsv, int col)
 
 	if (!tsv)
 		printf("\nthe driver's shape: %s, 1 thread, requests of 4 KiB pages scattered over %d MiB;\n"
-		       "per-page: a transfer call per page (the driver before issue 14); request: the whole\n"
+		       "per-page: a transfer call per page (the driver before whole requests); request: the whole\n"
 		       "request through loop_aes_encrypt_segs (into a %d KiB bounce area) / _decrypt_segs (in place),\n"
 		       "as the module calls it; engine: the same engine on the contiguous %d KiB buffer,\n"
 		       "measured in turn with them (best of %d each)\n"
@@ -577,7 +577,7 @@ static const char *const pipe_names[NR_PIPE] = {
  * The runs of an operation, in their order within a round.  The first two
  * read and write the files themselves (PROG <in >out); the piped ones get
  * their input through a pipe from cat (cat <in | PROG >out), beside the
- * peer of issue 14, cat <in | cat >out: what the pipe and the output file
+ * pipe's own limit, cat <in | cat >out: what the pipe and the output file
  * allow a program that has every byte in user space.  (A lone cat <in >out
  * is no such peer: GNU cat copies a file to a file with copy_file_range(),
  * inside the kernel.)

@@ -60,6 +60,17 @@ wait_until() {
 inactive() { [ "$(systemctl is-active "$1")" = inactive ]; }
 # shellcheck disable=SC2317
 detached() { ! losetup "$1" >/dev/null 2>&1; }
+# What holds /dev/loop4 after a failed check: its units, the journal, its openers and holders.
+diag_loop4() {
+	{
+		systemctl status --no-pager aesloop-loop4.service mnt-gpg.mount systemd-fsck@dev-loop4.service
+		journalctl -b --no-pager | grep -E 'loop4|mnt-gpg|aesloop-fstab'
+		losetup -l
+		ls /sys/block/loop4/holders
+		grep -l -e ' /mnt/gpg ' -e 'loop4' /proc/[0-9]*/mountinfo
+		dmesg | tail -n 30
+	} 2>&1 | sed 's/^/  diag: /'
+}
 
 case "$phase" in
 first)
@@ -146,7 +157,7 @@ again)
 	stop_agent
 	t_check gpg-file-kept cmp /mnt/gpg/before-reboot "$expect"
 	t_check umount-gpg umount /mnt/gpg
-	t_check umount-stops-setup wait_until inactive aesloop-loop4.service
+	t_check umount-stops-setup wait_until inactive aesloop-loop4.service || diag_loop4
 	t_check umount-detached detached /dev/loop4
 
 	# By hand, with aesloop's mount (root's PATH) and no terminal: it asks systemd's agents;

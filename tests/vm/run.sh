@@ -10,7 +10,7 @@ Boots build/kernel/KVER/boot/vmlinuz-KVER under QEMU (TCG), loads the module und
 insmod, runs SCRIPT ARGS... in the guest, checks the guest's kernel log and powers off.
 The project root is the guest's read-only /aesloop; build/vm/share is its writable /share.
 
-SCRIPT is a guest path (/aesloop/tests/vm/t-basic.sh), a path on this host (a file inside the
+SCRIPT is a guest path (/aesloop/tests/vm/t-plain.sh), a path on this host (a file inside the
 project is mapped to /aesloop/...; any other file, e.g. a bug report's reproducer, is copied
 into the run's folder first; system paths such as /bin/sh stay guest paths), or a command
 name on the guest's PATH. Guest scripts source /aesloop/tests/vm/lib.sh to report results.
