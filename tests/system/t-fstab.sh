@@ -11,7 +11,8 @@
 #                          typed at the console: run.sh -a answers/fstab) and the swap is on
 #                          with fresh keys; the files are there; the noauto line mounts on
 #                          demand (through systemd, and by hand with aesloop's mount) and is
-#                          detached when unmounted; Debian's mount is Debian's; without
+#                          detached when unmounted, with data still to write back or (refused)
+#                          mounted elsewhere too; Debian's mount is Debian's; without
 #                          aesloop's losetup the setup fails loudly instead of mounting
 # shellcheck source=tests/vm/lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
@@ -58,6 +59,8 @@ wait_until() {
 }
 # shellcheck disable=SC2317
 inactive() { [ "$(systemctl is-active "$1")" = inactive ]; }
+# shellcheck disable=SC2317
+failed() { [ "$(systemctl is-active "$1")" = failed ]; }
 # shellcheck disable=SC2317
 detached() { ! losetup "$1" >/dev/null 2>&1; }
 # What holds /dev/loop4 after a failed check: its units, the journal, its openers and holders.
@@ -156,6 +159,10 @@ again)
 	t_check start-gpg systemctl start mnt-gpg.mount
 	stop_agent
 	t_check gpg-file-kept cmp /mnt/gpg/before-reboot "$expect"
+	# Data left dirty: umount(2) takes the mount out of mountinfo first, and systemd stops
+	# the setup on seeing that, while the file system still writes it back and holds the
+	# device.  The detach waits for it instead of failing.
+	t_check write-dirty sh -c "head -c 16M /dev/urandom | tee /mnt/gpg/dirty | md5sum >$state/dirty.md5"
 	t_check umount-gpg umount /mnt/gpg
 	t_check umount-stops-setup wait_until inactive aesloop-loop4.service || diag_loop4
 	t_check umount-detached detached /dev/loop4
@@ -167,6 +174,7 @@ again)
 	stop_agent
 	t_expect_eq by-hand-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
 	t_check by-hand-file-kept cmp /mnt/gpg/before-reboot "$expect"
+	t_check dirty-data-written sh -c "md5sum </mnt/gpg/dirty | cmp - $state/dirty.md5"
 	t_check by-hand-still-mounted sh -c 'sleep 2; findmnt /mnt/gpg >/dev/null'
 	t_check umount-by-hand umount /mnt/gpg
 	t_check by-hand-detached wait_until detached /dev/loop4
@@ -181,6 +189,22 @@ again)
 	t_check kept-file-there cmp /mnt/gpg/before-reboot "$expect"
 	t_check umount-kept umount /mnt/gpg
 	t_check kept-detached wait_until detached /dev/loop4
+
+	# Mounted a second time (a bind mount) when its line is unmounted: the stop refuses at
+	# once and says why instead of waiting; the device stays until the last mount is gone.
+	start_agent "Passphrase for /mnt/gpg	$pass_gpg"
+	t_check start-gpg-for-bind systemctl start mnt-gpg.mount
+	stop_agent
+	mkdir -p /mnt/gpg-bind
+	t_check bind-mount mount --bind /mnt/gpg /mnt/gpg-bind
+	t_check umount-bound-elsewhere umount /mnt/gpg
+	t_check stop-refused-in-use wait_until failed aesloop-loop4.service
+	t_check stop-said-in-use said "aesloop-fstab: cannot detach /dev/loop4, in use"
+	t_check in-use-still-set-up encrypted /dev/loop4
+	t_check umount-bind umount /mnt/gpg-bind
+	t_check detach-after-bind losetup -d /dev/loop4
+	t_check bind-detached wait_until detached /dev/loop4
+	systemctl reset-failed aesloop-loop4.service
 
 	# The same store on /dev/loop4 without a key (a plain loop): never mounted.
 	t_check plain-loop-on-store losetup /dev/loop4 "$state/data.aes"
