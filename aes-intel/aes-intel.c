@@ -213,6 +213,8 @@ typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
 		    u8 *dst, const u8 *src, unsigned int nsect);
 typedef void cbc1_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
 		     const u8 *src, unsigned int nsect);
+typedef void cbc1g_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
+		      const u8 *const *srcs, unsigned int nsect);
 typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
 		    unsigned int nsect);
 
@@ -285,6 +287,28 @@ intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
 }
 
 static __always_inline void
+intel_encrypt_gather(cbc1g_fn *enc1g, const struct aes_key *key,
+		     const u8 *ivs, u8 *dst, const u8 *const *srcs,
+		     unsigned int nsect)
+{
+	while (nsect) {
+		unsigned int n = fpu_chunk(nsect);
+
+		if (!simd_begin()) {
+			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
+								   srcs, nsect);
+			return;
+		}
+		enc1g(key, ivs, dst, srcs, n);
+		simd_end();
+		ivs += n * AES_BLOCK_LEN;
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		srcs += n;
+		nsect -= n;
+	}
+}
+
+static __always_inline void
 intel_decrypt(cbc_fn *dec, const struct aes_key *const *keys, const u8 *ivs,
 	      u8 *dst, const u8 *src, unsigned int nsect)
 {
@@ -334,6 +358,13 @@ static void aesni_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		      keys, ivs, dst, src, nsect);
 }
 
+static void aesni_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				 u8 *dst, const u8 *const *srcs,
+				 unsigned int nsect)
+{
+	intel_encrypt_gather(aesloop_cbc_enc1g_aesni, key, ivs, dst, srcs, nsect);
+}
+
 static void aesni_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
@@ -359,6 +390,14 @@ static void vaes2_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		      keys, ivs, dst, src, nsect);
 }
 
+static void vaes2_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				 u8 *dst, const u8 *const *srcs,
+				 unsigned int nsect)
+{
+	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx2, key, ivs, dst, srcs,
+			     nsect);
+}
+
 static void vaes2_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
@@ -380,6 +419,14 @@ static void vaes512_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		      keys, ivs, dst, src, nsect);
 }
 
+static void vaes512_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				   u8 *dst, const u8 *const *srcs,
+				   unsigned int nsect)
+{
+	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx512, key, ivs, dst, srcs,
+			     nsect);
+}
+
 static void vaes512_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			    u8 *dst, const u8 *src, unsigned int nsect)
 {
@@ -397,18 +444,21 @@ static const struct loop_aes_engine intel_engines[AESLOOP_INTEL_NR_PATHS] = {
 		.name		= "aesni",
 		.cbc_encrypt	= aesni_encrypt,
 		.cbc_decrypt	= aesni_decrypt,
+		.cbc_encrypt_gather = aesni_encrypt_gather,
 		.multi_ivs	= aesni_ivs,
 	},
 	[AESLOOP_INTEL_VAES_AVX2] = {
 		.name		= "vaes-avx2",
 		.cbc_encrypt	= vaes2_encrypt,
 		.cbc_decrypt	= vaes2_decrypt,
+		.cbc_encrypt_gather = vaes2_encrypt_gather,
 		.multi_ivs	= vaes2_ivs,
 	},
 	[AESLOOP_INTEL_VAES_AVX512] = {
 		.name		= "vaes-avx512",
 		.cbc_encrypt	= vaes512_encrypt,
 		.cbc_decrypt	= vaes512_decrypt,
+		.cbc_encrypt_gather = vaes512_encrypt_gather,
 		.multi_ivs	= vaes512_ivs,
 	},
 };
@@ -467,6 +517,7 @@ static const u8 kat_v2_iv[AES_BLOCK_LEN] = {
 struct selftest_buf {
 	struct aes_key keys[ST_KEYS];
 	const struct aes_key *kp[ST_SECTORS];
+	const u8 *srcs[ST_SECTORS];
 	u8 ivs[ST_SECTORS * AES_BLOCK_LEN];
 	u8 ivs2[ST_SECTORS * AES_BLOCK_LEN];
 	u8 src[ST_SECTORS * LOOP_AES_SECTOR_SIZE];
@@ -550,6 +601,16 @@ static int selftest_cross(const struct loop_aes_engine *e,
 			if (memcmp(b->out, b->src, len))
 				return -EIO;
 		}
+		/* one key, the sectors read in reverse order */
+		for (i = 0; i < ST_SECTORS; i++)
+			b->srcs[i] = b->src +
+				     (ST_SECTORS - 1 - i) * LOOP_AES_SECTOR_SIZE;
+		g->cbc_encrypt_gather(&b->keys[0], b->ivs, b->ref, b->srcs,
+				      ST_SECTORS);
+		e->cbc_encrypt_gather(&b->keys[0], b->ivs, b->out, b->srcs,
+				      ST_SECTORS);
+		if (memcmp(b->out, b->ref, len))
+			return -EIO;
 	}
 	g->multi_ivs(seed, b->src, 0xfffffff8ULL, b->ivs2, ST_SECTORS);
 	e->multi_ivs(seed, b->src, 0xfffffff8ULL, b->ivs, ST_SECTORS);
@@ -565,7 +626,8 @@ static int selftest_cross(const struct loop_aes_engine *e,
  *
  * Known answers for each key length and the multi-key IV, then a
  * comparison with the generic engine over 19 sectors: one key and
- * several, in place, all three key lengths.  May sleep (allocates).
+ * several, in place, one key from scattered sectors, all three key
+ * lengths.  May sleep (allocates).
  *
  * Return: 0 if the engine gave the right answers, -EIO if not, -ENOMEM.
  */

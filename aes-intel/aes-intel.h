@@ -73,6 +73,11 @@ const struct loop_aes_engine *aesloop_intel_probe(const char **rejected);
  * round keys are copied once per call (vaes_avx512: kept in registers, and
  * 32 sectors side by side).
  *
+ * aesloop_cbc_enc1g_<isa>() - enc1, sector i read from @srcs[i] (512
+ * bytes anywhere) and written to @dst + 512 * i; no source sector may
+ * overlap @dst.  Whole pages of a request go in without being copied
+ * side by side first.
+ *
  * aesloop_cbc_dec_<isa>() - CBC-decrypt sector i with *@keys[i] and its
  * IV; @ivs may be NULL for all-zero IVs (multi-key decryption, spec section
  * 2.2).  One sector after the other, its blocks in parallel; vaes_avx512
@@ -85,6 +90,9 @@ void aesloop_cbc_enc_##isa(const struct aes_key *const *keys,		\
 void aesloop_cbc_enc1_##isa(const struct aes_key *key,			\
 			    const u8 *ivs, u8 *dst, const u8 *src,	\
 			    unsigned int nsect);			\
+void aesloop_cbc_enc1g_##isa(const struct aes_key *key,		\
+			     const u8 *ivs, u8 *dst,			\
+			     const u8 *const *srcs, unsigned int nsect); \
 void aesloop_cbc_dec_##isa(const struct aes_key *const *keys,		\
 			   const u8 *ivs, u8 *dst, const u8 *src,	\
 			   unsigned int nsect)
@@ -102,6 +110,8 @@ void aesloop_cbc_enc_avx(const struct aes_key *const *keys, const u8 *ivs,
 			 u8 *dst, const u8 *src, unsigned int nsect);
 void aesloop_cbc_enc1_avx(const struct aes_key *key, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect);
+void aesloop_cbc_enc1g_avx(const struct aes_key *key, const u8 *ivs,
+			   u8 *dst, const u8 *const *srcs, unsigned int nsect);
 
 /*
  * aesloop_md5_iv_<isa>() - the multi-key IVs (spec sections 2.2 step 2-4,

@@ -26,11 +26,15 @@
  * decrypted in parallel.  The aesni variant is SSE-coded so that it runs on
  * every AES-NI CPU, AVX or not; the others use no SSE coding at all.
  *
+ * The enc1g entry points are enc1 reading sector i from its own address,
+ * srcs[i] (a request's pages are scattered), into a contiguous dst: the
+ * driver encrypts straight into its bounce area, with no copy first.
+ *
  * Contract of every entry point (prototypes in aes-intel.h): all keys of a
- * call have the same length; dst equals src or does not overlap it; no
- * alignment is needed; nsect may be 0.  In the kernel the caller holds
- * kernel_fpu_begin().  Round keys copied to the stack are wiped before
- * return.
+ * call have the same length; dst equals src or does not overlap it (enc1g:
+ * overlaps no source sector); no alignment is needed; nsect may be 0.  In
+ * the kernel the caller holds kernel_fpu_begin().  Round keys copied to the
+ * stack are wiped before return.
  */
 #include "asm-offsets.h"
 #include "linkage.S"
@@ -185,11 +189,13 @@
  *                 at p * VL, lane l at l * 16 in it.  A single row when
  *                 all sectors share one key (KROW = 0); none when the
  *                 round keys are in registers (KREG).
- *   KT_BYTES      the call's cursors and the group's bases, the SLOT_* below
+ *   KT_BYTES      the call's cursors and the group's bases, the SLOT_* below;
+ *                 gather: then the lane table, source - destination of each
+ *                 lane of the group, row j for register j
  */
 
 /* General registers */
-#define DELTA		%rdx		/* dst - src, the whole call */
+#define DELTA		%rdx		/* dst - src, the whole call (enc1g: 0) */
 #define ROUNDS		%r9d		/* 10, 12 or 14, the whole call */
 #define ROUNDSQ		%r9
 #define BLKS		%r10d		/* block loop: blocks still to do */
@@ -199,7 +205,9 @@
 #define PTR		%rax		/* setup: a key or IV pointer */
 #define DPTR		%r11		/* setup: where a copy goes */
 #define CTR		%ecx		/* setup: copy counter */
-/* P<j> (block loop): block b of register j's first sector in the source */
+#define TMP		%r8		/* enc1g: a lane's source - its destination */
+/* P<j> (block loop): block b of register j's first sector in the source
+ * (gather: in the destination) */
 	.set		P0, %rax
 	.set		P1, %rbx
 	.set		P2, %rcx
@@ -208,6 +216,29 @@
 	.set		P5, %r11
 	.set		P6, %r12
 	.set		P7, %r13
+
+/*
+ * _lanes_gather v, x, j: as _lanes_load for register j, but lane l from
+ * its own source, SLOT_TBL row j lane l bytes away from where lane l
+ * stores (enc1g); TMP is free in the block loop.
+ */
+.macro	_lanes_gather	v, x, j
+	mov		SLOT_TBL + 8 * \j * LANES(%rsp), TMP
+.if SSE
+	movdqu		(P\j,TMP), \x
+.else
+	vmovdqu		(P\j,TMP), \x
+.endif
+.if VL == 32
+	mov		SLOT_TBL + 8 * (\j * LANES + 1)(%rsp), TMP
+	vinserti128	$1, SECTOR_SIZE(P\j,TMP), \v, \v
+.elseif VL == 64
+.irp l, 1,2,3
+	mov		SLOT_TBL + 8 * (\j * LANES + \l)(%rsp), TMP
+	vinserti32x4	$\l, \l * SECTOR_SIZE(P\j,TMP), \v, \v
+.endr
+.endif
+.endm
 
 /*
  * Vector registers: S<j> = V<j> is register j's chain (IV, then ciphertext
@@ -315,7 +346,11 @@
 	/* Load every lane's plaintext block before anything is stored. */
 .irp j, 0,1,2,3,4,5,6,7
 .if \j < NRUN
+.if GATHER
+	_lanes_gather	T\j, TX\j, \j
+.else
 	_lanes_load	T\j, TX\j, 0, P\j
+.endif
 .endif
 .endr
 	_rounds_by_length	ROUNDS, _enc_first, _enc_round, _enc_last
@@ -334,18 +369,24 @@
 .endm
 
 /*
- * _cbc_enc name, sse, vl, nreg, onekey, kreg, tiny: one encryption entry
- * point.  onekey: the first argument is one key for every sector (else an
- * array of key pointers); kreg: round keys in V16..V30 (zmm, onekey only);
- * tiny: the function that takes calls of fewer sectors than lanes.
+ * _cbc_enc name, sse, vl, nreg, onekey, kreg, tiny, gather: one encryption
+ * entry point.  onekey: the first argument is one key for every sector
+ * (else an array of key pointers); kreg: round keys in V16..V30 (zmm,
+ * onekey only); tiny: the function that takes calls of fewer sectors than
+ * lanes; gather: the fourth argument is an array of source pointers, one
+ * per sector (onekey only).
  */
-.macro	_cbc_enc	name, sse, vl, nreg, onekey, kreg, tiny
+.macro	_cbc_enc	name, sse, vl, nreg, onekey, kreg, tiny, gather=0
+.if \gather && !\onekey
+	.error		"gather needs onekey"
+.endif
 	_set_isa	\sse, \vl
 	_enc_aliases
 	.set		NREG, \nreg
 	.set		LANES, \vl / 16
 	.set		G, \nreg * (\vl / 16)
 	.set		KREG, \kreg
+	.set		GATHER, \gather
 .if \onekey
 	.set		KROW, 0
 .else
@@ -360,12 +401,18 @@
 .endif
 	.set		SLOT_KEYS, KT_BYTES		/* keys array cursor, or the key */
 	.set		SLOT_IVS, KT_BYTES + 8		/* IV cursor */
-	.set		SLOT_SRC, KT_BYTES + 16		/* source cursor */
+	.set		SLOT_SRC, KT_BYTES + 16		/* source (gather: dst) cursor */
 	.set		SLOT_LEFT, KT_BYTES + 24	/* sectors left */
 	.set		SLOT_CNT, KT_BYTES + 32		/* sectors in this group */
 	.set		SLOT_KSKIP, KT_BYTES + 40	/* (14 - R) * VL */
 	.set		SLOT_BASE, KT_BYTES + 48	/* base_j * 8 bytes */
+	.set		SLOT_SRCV, KT_BYTES + 112	/* gather: srcs cursor */
+	.set		SLOT_TBL, KT_BYTES + 128	/* gather: G lane deltas */
+.if \gather
+	.set		FRAME, KT_BYTES + 128 + 8 * G
+.else
 	.set		FRAME, KT_BYTES + 128
+.endif
 
 SYM_FUNC_START(\name)
 	test		%r8d, %r8d
@@ -388,10 +435,16 @@ SYM_FUNC_START(\name)
 
 	mov		%rdi, SLOT_KEYS(%rsp)
 	mov		%rsi, SLOT_IVS(%rsp)
-	mov		%rcx, SLOT_SRC(%rsp)
 	mov		%r8d, %r8d
 	mov		%r8, SLOT_LEFT(%rsp)
+.if \gather
+	mov		%rcx, SLOT_SRCV(%rsp)
+	mov		%rdx, SLOT_SRC(%rsp)
+	xor		DELTA, DELTA
+.else
+	mov		%rcx, SLOT_SRC(%rsp)
 	sub		%rcx, DELTA
+.endif
 .if \onekey
 	mov		%rdi, PTR
 .else
@@ -492,6 +545,29 @@ SYM_FUNC_START(\name)
 .endif
 .endif
 .endr
+.if \gather
+	/*
+	 * Lane l of register j reads sector s = base_j + l from srcs[s] and
+	 * stores it at dst + 512 s: the table keeps the difference.
+	 */
+.irp j, 0,1,2,3,4,5,6,7
+.if \j < NREG
+	mov		SLOT_BASE + 8 * \j(%rsp), BASE
+	mov		BASE, CNT
+	shl		$9, CNT
+	add		SLOT_SRC(%rsp), CNT
+.irp l, 0,1,2,3
+.if \l < LANES
+	mov		SLOT_SRCV(%rsp), TMP
+	mov		8 * \l(TMP,BASE,8), TMP
+	sub		CNT, TMP
+	sub		$\l * SECTOR_SIZE, TMP
+	mov		TMP, SLOT_TBL + 8 * (\j * LANES + \l)(%rsp)
+.endif
+.endr
+.endif
+.endr
+.endif
 	mov		SLOT_SRC(%rsp), CNT
 .irp j, 0,1,2,3,4,5,6,7
 .if \j < NREG
@@ -530,9 +606,14 @@ SYM_FUNC_START(\name)
 	mov		%rax, %rcx
 	shl		$4, %rcx
 	add		%rcx, SLOT_IVS(%rsp)
-.if !\onekey
+.if !\onekey || \gather
 	shl		$3, %rax
+.endif
+.if !\onekey
 	add		%rax, SLOT_KEYS(%rsp)
+.endif
+.if \gather
+	add		%rax, SLOT_SRCV(%rsp)
 .endif
 	jmp		.Lgroup\@
 
@@ -580,6 +661,7 @@ SYM_FUNC_END(\name)
 #undef PTR
 #undef DPTR
 #undef CTR
+#undef TMP
 
 /* ------------------------------------------------------------------------
  * CBC decryption, one sector after the other, its blocks in parallel.
@@ -836,18 +918,22 @@ SYM_FUNC_END(\name)
 /* AES-NI, SSE coding: every AES-NI CPU */
 _cbc_enc	aesloop_cbc_enc_aesni, 1, 16, 8, 0, 0, none
 _cbc_enc	aesloop_cbc_enc1_aesni, 1, 16, 8, 1, 0, none
+_cbc_enc	aesloop_cbc_enc1g_aesni, 1, 16, 8, 1, 0, none, 1
 _cbc_dec_part	aesloop_cbc_dec_aesni, 1, 16
 
 /* xmm, VEX coding: the VAES variants' calls of fewer sectors than lanes */
 _cbc_enc	aesloop_cbc_enc_avx, 0, 16, 4, 0, 0, none
 _cbc_enc	aesloop_cbc_enc1_avx, 0, 16, 4, 1, 0, none
+_cbc_enc	aesloop_cbc_enc1g_avx, 0, 16, 4, 1, 0, none, 1
 
 /* VAES with AVX2 */
 _cbc_enc	aesloop_cbc_enc_vaes_avx2, 0, 32, 8, 0, 0, aesloop_cbc_enc_avx
 _cbc_enc	aesloop_cbc_enc1_vaes_avx2, 0, 32, 8, 1, 0, aesloop_cbc_enc1_avx
+_cbc_enc	aesloop_cbc_enc1g_vaes_avx2, 0, 32, 8, 1, 0, aesloop_cbc_enc1g_avx, 1
 _cbc_dec_part	aesloop_cbc_dec_vaes_avx2, 0, 32
 
 /* VAES with AVX-512 */
 _cbc_enc	aesloop_cbc_enc_vaes_avx512, 0, 64, 4, 0, 0, aesloop_cbc_enc_avx
 _cbc_enc	aesloop_cbc_enc1_vaes_avx512, 0, 64, 8, 1, 1, aesloop_cbc_enc1_avx
+_cbc_enc	aesloop_cbc_enc1g_vaes_avx512, 0, 64, 8, 1, 1, aesloop_cbc_enc1g_avx, 1
 _cbc_dec_zmm	aesloop_cbc_dec_vaes_avx512

@@ -23,9 +23,16 @@
 #include "loop_aes.h"
 #include "md5.h"
 
+/*
+ * @encrypt_gather: @encrypt with sector i read from @srcs[i]; NULL where
+ * the format needs its plaintext side by side (the multi-key IVs).
+ */
 struct loop_aes_format {
 	void (*encrypt)(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 			unsigned int nsect, u64 sector);
+	void (*encrypt_gather)(const struct loop_aes_ctx *ctx, u8 *dst,
+			       const u8 *const *srcs, unsigned int nsect,
+			       u64 sector);
 	void (*decrypt)(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 			unsigned int nsect, u64 sector);
 };
@@ -106,6 +113,18 @@ static void generic_cbc_decrypt(const struct aes_key *const *keys,
 				LOOP_AES_SECTOR_SIZE, ivs + i * AES_BLOCK_LEN);
 }
 
+static void generic_cbc_encrypt_gather(const struct aes_key *key,
+				       const u8 *ivs, u8 *dst,
+				       const u8 *const *srcs,
+				       unsigned int nsect)
+{
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		aes_cbc_encrypt(key, dst + i * LOOP_AES_SECTOR_SIZE, srcs[i],
+				LOOP_AES_SECTOR_SIZE, ivs + i * AES_BLOCK_LEN);
+}
+
 static void generic_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
 			      u8 *ivs, unsigned int nsect)
 {
@@ -120,6 +139,7 @@ const struct loop_aes_engine loop_aes_generic_engine = {
 	.name		= "generic",
 	.cbc_encrypt	= generic_cbc_encrypt,
 	.cbc_decrypt	= generic_cbc_decrypt,
+	.cbc_encrypt_gather = generic_cbc_encrypt_gather,
 	.multi_ivs	= generic_multi_ivs,
 };
 
@@ -156,6 +176,16 @@ static void single_encrypt(const struct loop_aes_ctx *ctx, u8 *dst,
 	engine->cbc_encrypt(keys, ivs, dst, src, n);
 }
 
+static void single_encrypt_gather(const struct loop_aes_ctx *ctx, u8 *dst,
+				  const u8 *const *srcs, unsigned int n,
+				  u64 sector)
+{
+	u8 ivs[LOOP_AES_BATCH * AES_BLOCK_LEN];
+
+	plain64_ivs(ivs, sector, n);
+	engine->cbc_encrypt_gather(&ctx->keys[0], ivs, dst, srcs, n);
+}
+
 static void single_decrypt(const struct loop_aes_ctx *ctx, u8 *dst,
 			   const u8 *src, unsigned int n, u64 sector)
 {
@@ -169,6 +199,7 @@ static void single_decrypt(const struct loop_aes_ctx *ctx, u8 *dst,
 
 static const struct loop_aes_format single_format = {
 	.encrypt	= single_encrypt,
+	.encrypt_gather	= single_encrypt_gather,
 	.decrypt	= single_decrypt,
 };
 
@@ -392,6 +423,29 @@ static unsigned int seg_next(struct seg_walk *w, unsigned int max, u8 **data)
 	return n;
 }
 
+/* loop_aes_encrypt_segs() of a format that reads each sector where it is */
+static void encrypt_segs_gather(const struct loop_aes_ctx *ctx, u8 *dst,
+				struct seg_walk *w, u64 sector)
+{
+	const u8 *srcs[LOOP_AES_BATCH];
+	unsigned int fill = 0, n, i;
+	u8 *src;
+
+	while ((n = seg_next(w, LOOP_AES_BATCH - fill, &src))) {
+		for (i = 0; i < n; i++)
+			srcs[fill + i] = src + i * LOOP_AES_SECTOR_SIZE;
+		fill += n;
+		if (fill < LOOP_AES_BATCH)
+			continue;
+		ctx->fmt->encrypt_gather(ctx, dst, srcs, fill, sector);
+		dst += fill * LOOP_AES_SECTOR_SIZE;
+		sector += fill;
+		fill = 0;
+	}
+	if (fill)
+		ctx->fmt->encrypt_gather(ctx, dst, srcs, fill, sector);
+}
+
 /**
  * loop_aes_encrypt_segs() - encrypt a request's scattered sectors into one
  *                           buffer
@@ -402,12 +456,14 @@ static unsigned int seg_next(struct seg_walk *w, unsigned int max, u8 **data)
  * @nseg:   number of segments
  * @sector: IV sector number of the first sector (spec section 4)
  *
- * The same result as loop_aes_encrypt() over the segments laid end to end.
+ * The same result as loop_aes_encrypt() over the segments laid end to end,
+ * each byte of the segments read once, as loop_aes_encrypt() promises.
  * The engine still gets whole batches of LOOP_AES_BATCH sectors, however
- * small the segments: their plaintext is gathered into @dst a batch at a
- * time (each byte read once, as loop_aes_encrypt() promises) and encrypted
- * there while it is in the cache; a segment that holds a whole batch is
- * encrypted from where it is.
+ * small the segments.  Single-key hands it the address of each sector: its
+ * CBC reads them where they are.  Multi-key hashes the IVs from sectors
+ * side by side, so the plaintext is gathered into @dst a batch at a time
+ * and encrypted there while it is in the cache (a segment that holds a
+ * whole batch is encrypted from where it is).
  */
 void loop_aes_encrypt_segs(const struct loop_aes_ctx *ctx, u8 *dst,
 			   const struct loop_aes_seg *segs, unsigned int nseg,
@@ -417,6 +473,10 @@ void loop_aes_encrypt_segs(const struct loop_aes_ctx *ctx, u8 *dst,
 	unsigned int fill = 0, n;
 	u8 *src;
 
+	if (ctx->fmt->encrypt_gather) {
+		encrypt_segs_gather(ctx, dst, &w, sector);
+		return;
+	}
 	while ((n = seg_next(&w, LOOP_AES_BATCH - fill, &src))) {
 		if (n == LOOP_AES_BATCH) {
 			ctx->fmt->encrypt(ctx, dst, src, n, sector);

@@ -61,6 +61,10 @@ struct loop_aes_ctx {
  *               equal @src; all keys of a call have the same length;
  *               @nsect <= LOOP_AES_BATCH
  * @cbc_decrypt: the inverse, same contract
+ * @cbc_encrypt_gather: @cbc_encrypt with one @key for every sector, sector
+ *               i read from the 512 bytes at @srcs[i] and written to @dst +
+ *               512 * i; no source sector overlaps @dst; @nsect <=
+ *               LOOP_AES_BATCH
  * @multi_ivs:   the multi-key IVs (spec 2.2 steps 2-4) of @nsect consecutive
  *               plaintext sectors at @plain, the first with IV sector
  *               number @sector, each starting from the MD5 state @seed,
@@ -74,6 +78,9 @@ struct loop_aes_engine {
 			    u8 *dst, const u8 *src, unsigned int nsect);
 	void (*cbc_decrypt)(const struct aes_key *const *keys, const u8 *ivs,
 			    u8 *dst, const u8 *src, unsigned int nsect);
+	void (*cbc_encrypt_gather)(const struct aes_key *key, const u8 *ivs,
+				   u8 *dst, const u8 *const *srcs,
+				   unsigned int nsect);
 	void (*multi_ivs)(const u32 seed[4], const u8 *plain, u64 sector,
 			  u8 *ivs, unsigned int nsect);
 };

@@ -7,7 +7,9 @@
  *                             feature (every check of that path is skipped)
  *  selftest-PATH              aesloop_intel_selftest() passes
  *  cbc-PATH-aesN-DIR-KEYS     the assembly (DIR enc or dec; KEYS one: one
- *                             key, enc1_*; multi: a key per sector) equals
+ *                             key, enc1_*; multi: a key per sector; gather:
+ *                             one key, enc1g_*, each sector read from its
+ *                             own address, in reverse order) equals
  *                             aes_cbc_encrypt/decrypt per sector and OpenSSL
  *                             EVP AES-N-CBC per sector, for every sector
  *                             count 1..40, random keys, IVs and data,
@@ -50,6 +52,8 @@ typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
 		    u8 *dst, const u8 *src, unsigned int nsect);
 typedef void cbc1_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
 		     const u8 *src, unsigned int nsect);
+typedef void cbc1g_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
+		      const u8 *const *srcs, unsigned int nsect);
 typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
 		    unsigned int nsect);
 
@@ -63,17 +67,21 @@ static const struct asm_path {
 	enum aesloop_intel_path path;
 	cbc_fn *enc, *dec;
 	cbc1_fn *enc1;
+	cbc1g_fn *enc1g;
 	md5_fn *md5;
 } paths[] = {
 	{ "aesni", AESLOOP_INTEL_AESNI, aesloop_cbc_enc_aesni,
-	  aesloop_cbc_dec_aesni, aesloop_cbc_enc1_aesni, NULL },
+	  aesloop_cbc_dec_aesni, aesloop_cbc_enc1_aesni,
+	  aesloop_cbc_enc1g_aesni, NULL },
 	{ "avx", AESLOOP_INTEL_VAES_AVX2, aesloop_cbc_enc_avx,
-	  NULL, aesloop_cbc_enc1_avx, NULL },
+	  NULL, aesloop_cbc_enc1_avx, aesloop_cbc_enc1g_avx, NULL },
 	{ "vaes-avx2", AESLOOP_INTEL_VAES_AVX2, aesloop_cbc_enc_vaes_avx2,
 	  aesloop_cbc_dec_vaes_avx2, aesloop_cbc_enc1_vaes_avx2,
+	  aesloop_cbc_enc1g_vaes_avx2,
 	  aesloop_md5_iv_avx2 },
 	{ "vaes-avx512", AESLOOP_INTEL_VAES_AVX512, aesloop_cbc_enc_vaes_avx512,
 	  aesloop_cbc_dec_vaes_avx512, aesloop_cbc_enc1_vaes_avx512,
+	  aesloop_cbc_enc1g_vaes_avx512,
 	  aesloop_md5_iv_avx512 },
 };
 
@@ -119,9 +127,12 @@ static int guards_intact(const u8 *area, size_t off, size_t len)
 	return 1;
 }
 
+enum { KEYS_ONE, KEYS_MULTI, KEYS_GATHER };
+static const char *const key_modes[] = { "one", "multi", "gather" };
+
 /*
- * One path, key length, direction and key mode over every count 1..40.
- * Returns 1 if all agreed; prints the failed result otherwise.
+ * One path, key length, direction and key mode (KEYS_*) over every count
+ * 1..40.  Returns 1 if all agreed; prints the failed result otherwise.
  */
 static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 		     int multi, struct bufs *b, EVP_CIPHER_CTX *c,
@@ -139,7 +150,8 @@ static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 		rng_fill(b->ivs, n * AES_BLOCK_LEN);
 		rng_fill(b->src, len);
 		for (i = 0; i < n; i++) {
-			k = multi ? (unsigned int)(rng_next() % NKEYS) : 0;
+			k = multi == KEYS_MULTI ?
+			    (unsigned int)(rng_next() % NKEYS) : 0;
 			b->kp[i] = &b->keys[k];
 			if (enc)
 				aes_cbc_encrypt(b->kp[i], b->gen + i * 512,
@@ -161,21 +173,31 @@ static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 				 (unsigned long long)seed, n);
 			return 0;
 		}
-		for (inplace = 0; inplace < 2; inplace++) {
+		/* gather: the sources must not overlap the destination */
+		for (inplace = 0; inplace < 2 - (multi == KEYS_GATHER); inplace++) {
 			/* odd offsets: no alignment may be assumed */
 			static u8 apart[MAX_SECT * LOOP_AES_SECTOR_SIZE + 16];
+			const u8 *srcs[MAX_SECT];
 			size_t dof = GUARD + 1 + n % 15;
 			u8 *dst = b->area + dof;
 			const u8 *src = inplace ? dst : apart + n % 13;
 
 			memset(b->area, 0xa5, sizeof(b->area));
-			memcpy((u8 *)src, b->src, len);
-			if (!enc)
-				p->dec(b->kp, b->ivs, dst, src, n);
-			else if (multi)
-				p->enc(b->kp, b->ivs, dst, src, n);
-			else
-				p->enc1(b->kp[0], b->ivs, dst, src, n);
+			if (multi == KEYS_GATHER) {
+				for (i = 0; i < n; i++) {
+					srcs[i] = src + (n - 1 - i) * 512;
+					memcpy((u8 *)srcs[i], b->src + i * 512, 512);
+				}
+				p->enc1g(b->kp[0], b->ivs, dst, srcs, n);
+			} else {
+				memcpy((u8 *)src, b->src, len);
+				if (!enc)
+					p->dec(b->kp, b->ivs, dst, src, n);
+				else if (multi == KEYS_MULTI)
+					p->enc(b->kp, b->ivs, dst, src, n);
+				else
+					p->enc1(b->kp[0], b->ivs, dst, src, n);
+			}
 			if (memcmp(dst, b->gen, len)) {
 				t_result(0, name, "differs from the generic code and OpenSSL: seed %llu, %u sectors, %s",
 					 (unsigned long long)seed, n,
@@ -431,12 +453,13 @@ int main(void)
 		}
 		for (kl = 16; kl <= 32; kl += 8)
 			for (enc = 0; enc < 2; enc++)
-				for (multi = 0; multi < 2; multi++) {
-					if (!enc && !p->dec)
+				for (multi = KEYS_ONE; multi <= KEYS_GATHER; multi++) {
+					if ((!enc && !p->dec) ||
+					    (!enc && multi == KEYS_GATHER))
 						continue;
 					snprintf(name, sizeof(name), "cbc-%s-aes%u-%s-%s",
 						 p->name, kl * 8, enc ? "enc" : "dec",
-						 multi ? "multi" : "one");
+						 key_modes[multi]);
 					check_cbc(p, kl, enc, multi, b, c, name);
 				}
 		if (p->dec)

@@ -21,8 +21,10 @@
  * whole batch and odd pieces).
  *  segs-ENGINE-MODE-random       RANDOM_LAYOUTS layouts of 1 to 300 sectors
  *                                in pieces of 1 to 40, both checks each (a
- *                                failing one is also reported by name)  ENGINE: generic, and with
- * INTELAES=y each aes-intel path the CPU has.  MODE: single (AES-128),
+ *                                failing one is also reported by name)
+ *
+ * ENGINE: generic, and with INTELAES=y each aes-intel path the CPU has
+ * (single-key encryption reads each sector where it is, enc1g_*).  MODE: single (AES-128),
  * single256, v2, v3.  Set AESLOOP_SEED to repeat a run.
  */
 #include <stdint.h>
