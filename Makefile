@@ -154,11 +154,11 @@ $(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS
 # a copy of key bytes that are in vector registers at the time.
 $(BUILD)/bin/aesloop-pipe: $(BUILD)/plain/tools/aesloop-pipe.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto -lpthread
 
 $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SANFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto
+	$(CC) $(CFLAGS) $(SANFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto -lpthread
 
 # Host test programs: tests/host/NAME.c -> build/tests/NAME and NAME-san.
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))

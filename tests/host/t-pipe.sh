@@ -42,8 +42,9 @@ printf '%s\n' "$pass_long" >"$tmp/pass.long"
 printf '%s\n' 'tiny' >"$tmp/pass.tiny"
 printf '%s\n' 'Unhashed1.key/for-AES256_needs_43+chars.0123' >"$tmp/pass.u1"
 
-# Input files: zero bytes, not a multiple of 16, of 512, of the tool's buffer.
-sizes=(0 1 100 512 513 4113 70000 131072)
+# Input files: zero bytes, not a multiple of 16, of 512, of the tool's buffer, more than
+# all its buffers together (4 x 64 KiB, the writer thread's ring).
+sizes=(0 1 100 512 513 4113 70000 131072 1000003)
 for n in "${sizes[@]}"; do
 	head -c "$n" /dev/urandom >"$tmp/in.$n"
 	# What a decryption gives back: the input, zero-padded to 16 bytes.
@@ -448,6 +449,32 @@ if [[ $engine =~ ^($want)$ ]]; then
 	pass verbose-names-engine
 else
 	fail verbose-names-engine "-v said '$said', want the AES code $want"
+fi
+
+# A user without CAP_IPC_LOCK: mlockall(MCL_FUTURE) then counts every later mapping against
+# RLIMIT_MEMLOCK (8 MiB by default), the writer thread's stack too; with the default 8 MiB
+# stack the thread could not start.  The same output as root's.
+if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && id nobody >/dev/null 2>&1; then
+	udir=$(mktemp -d)
+	chmod 755 "$udir"
+	cp "$pipe" "$tmp/in.1000003" "$tmp/pass.long" "$udir/"
+	chmod 644 "$udir/in.1000003" "$udir/pass.long"
+	"$pipe" -e AES128 -p 3 3<"$tmp/pass.long" <"$tmp/in.1000003" >"$tmp/root.enc" 2>/dev/null
+	# shellcheck disable=SC2016 # the inner shell expands its own arguments
+	setpriv --reuid=nobody --regid=nogroup --clear-groups --inh-caps=-all \
+		bash -c 'ulimit -S -l 8192 2>/dev/null; exec "$0" -e AES128 -p 3 3<"$1" <"$2"' \
+		"$udir/aesloop-pipe" "$udir/pass.long" "$udir/in.1000003" >"$tmp/user.enc" 2>"$tmp/user.err"
+	rc=$?
+	if [ "$rc" -ne 0 ]; then
+		fail unprivileged-memlock "as nobody (exit $rc): $(head -c 300 "$tmp/user.err")"
+	elif ! cmp -s "$tmp/user.enc" "$tmp/root.enc"; then
+		fail unprivileged-memlock "as nobody the output differs from root's"
+	else
+		pass unprivileged-memlock
+	fi
+	rm -rf "$udir"
+else
+	skip unprivileged-memlock "needs root, setpriv(1) and the user nobody"
 fi
 
 # --help and --version, as every program of the project answers them.
