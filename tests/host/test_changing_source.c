@@ -26,6 +26,10 @@
  *                             it ITERATIONS times, waiting before each time
  *                             until the writer has made progress (MODE
  *                             single, v2, v3)
+ *  writer-thread-segs-ENGINE-MODE  the same through loop_aes_encrypt_segs()
+ *                             over one-sector segments, as the driver
+ *                             calls it (single-key: the engine reads each
+ *                             sector where it is)
  *
  * ENGINE: generic, and with INTELAES=y each aes-intel path the CPU has.
  * The ciphertext is decrypted with the generic engine.  Random data comes
@@ -149,6 +153,13 @@ static void wrap_cbc_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 	wrapped->cbc_decrypt(keys, ivs, dst, s, nsect);
 }
 
+static void wrap_cbc_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				    u8 *dst, const u8 *const *srcs,
+				    unsigned int nsect)
+{
+	wrapped->cbc_encrypt_gather(key, ivs, dst, srcs, nsect);
+}
+
 static void wrap_multi_ivs(const u32 iv_seed[4], const u8 *p, u64 sector,
 			   u8 *ivs, unsigned int nsect)
 {
@@ -162,6 +173,7 @@ static const struct loop_aes_engine wrap_engine = {
 	.name		= "wrapper",
 	.cbc_encrypt	= wrap_cbc_encrypt,
 	.cbc_decrypt	= wrap_cbc_decrypt,
+	.cbc_encrypt_gather = wrap_cbc_encrypt_gather,
 	.multi_ivs	= wrap_multi_ivs,
 };
 
@@ -217,8 +229,9 @@ static void *writer(void *arg)
 static const char *const mode_names[] = { "", "single", "v2", "v3" };
 
 static void check_writer_thread(const struct loop_aes_engine *e,
-				const char *ename, unsigned int mode)
+				const char *ename, unsigned int mode, int segs)
 {
+	static struct loop_aes_seg sector_segs[NSECT];
 	struct loop_aes_ctx *ctx = setup_ctx(mode);
 	unsigned int it, bad = 0, bad_sector = 0, bad_it = 0, mixed = 0;
 	unsigned int whole_b = 0;
@@ -227,7 +240,12 @@ static void check_writer_thread(const struct loop_aes_engine *e,
 	pthread_t tid;
 	char name[96];
 
-	snprintf(name, sizeof(name), "writer-thread-%s-%s", ename, mode_names[mode]);
+	snprintf(name, sizeof(name), "writer-thread-%s%s-%s", segs ? "segs-" : "",
+		 ename, mode_names[mode]);
+	for (it = 0; it < NSECT; it++) {
+		sector_segs[it].data = src + it * LOOP_AES_SECTOR_SIZE;
+		sector_segs[it].len = LOOP_AES_SECTOR_SIZE;
+	}
 	if (!ctx) {
 		t_result(0, name, "out of memory");
 		return;
@@ -248,7 +266,10 @@ static void check_writer_thread(const struct loop_aes_engine *e,
 			sched_yield();
 		s = rng_next() >> 8;
 		loop_aes_set_engine(e);
-		loop_aes_encrypt(ctx, out, src, NSECT, s);
+		if (segs)
+			loop_aes_encrypt_segs(ctx, out, sector_segs, NSECT, s);
+		else
+			loop_aes_encrypt(ctx, out, src, NSECT, s);
 		b = check_out(ctx, s, &first, &mixed, &whole_b);
 		if (b && !bad) {
 			bad_sector = first;
@@ -276,8 +297,10 @@ static void check_engine(const struct loop_aes_engine *e, const char *ename)
 
 	for (mode = 2; mode <= 3; mode++)
 		check_between_passes(e, ename, mode);
-	for (mode = 1; mode <= 3; mode++)
-		check_writer_thread(e, ename, mode);
+	for (mode = 1; mode <= 3; mode++) {
+		check_writer_thread(e, ename, mode, 0);
+		check_writer_thread(e, ename, mode, 1);
+	}
 }
 
 int main(void)
