@@ -206,7 +206,8 @@ static void transform(const struct loop_aes_ctx *ctx,
 struct ring {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;	/* filled or written changed, or err, or end */
-	u8 *buf;		/* NBUF * BUF_LEN bytes */
+	u8 *buf;		/* nbuf * BUF_LEN bytes */
+	unsigned int nbuf;	/* NBUF, or 1: no writer thread */
 	size_t len[NBUF];
 	unsigned long filled;	/* buffers handed to the writer */
 	unsigned long written;	/* buffers it has written */
@@ -227,7 +228,7 @@ static void *writer(void *arg)
 			pthread_cond_wait(&r->cond, &r->lock);
 		if (r->written == r->filled)
 			break;
-		i = r->written % NBUF;
+		i = r->written % r->nbuf;
 		pthread_mutex_unlock(&r->lock);
 		rc = keysetup_write_all(STDOUT_FILENO, r->buf + i * BUF_LEN,
 					r->len[i]);
@@ -254,32 +255,34 @@ static int run(const struct loop_aes_ctx *ctx, const struct aes_key *tail_key,
 {
 	pthread_attr_t attr;
 	pthread_t thread;
-	int status = 0, rc;
+	int status = 0, threaded, rc;
 
 	/*
 	 * A small stack: with mlockall(MCL_FUTURE) in force, the default 8 MiB
 	 * would be locked too, beyond RLIMIT_MEMLOCK of most users.
 	 */
-	rc = pthread_attr_init(&attr);
+	rc = r->nbuf > 1 ? pthread_attr_init(&attr) : EAGAIN;
 	if (!rc) {
 		rc = pthread_attr_setstacksize(&attr, WRITER_STACK);
 		if (!rc)
 			rc = pthread_create(&thread, &attr, writer, r);
 		pthread_attr_destroy(&attr);
 	}
-	if (rc) {
-		fprintf(stderr, PROG ": cannot start the writer thread: %s\n",
-			strerror(rc));
-		return 1;
-	}
+	/*
+	 * Without a thread or room for the ring (a tight memlock limit, say),
+	 * write in line from one buffer.
+	 */
+	threaded = !rc;
+	if (!threaded)
+		r->nbuf = 1;
 	for (;;) {
-		unsigned int i = r->filled % NBUF;
+		unsigned int i = r->filled % r->nbuf;
 		u8 *buf = r->buf + i * BUF_LEN;
 		ssize_t n;
 		size_t len;
 
 		pthread_mutex_lock(&r->lock);
-		while (r->filled - r->written == NBUF && !r->err)
+		while (r->filled - r->written == r->nbuf && !r->err)
 			pthread_cond_wait(&r->cond, &r->lock);
 		rc = r->err;
 		pthread_mutex_unlock(&r->lock);
@@ -304,14 +307,24 @@ static int run(const struct loop_aes_ctx *ctx, const struct aes_key *tail_key,
 		r->filled++;
 		pthread_cond_signal(&r->cond);
 		pthread_mutex_unlock(&r->lock);
+		if (!threaded) {
+			rc = keysetup_write_all(STDOUT_FILENO, buf, len);
+			if (rc) {
+				r->err = rc;
+				break;
+			}
+			r->written++;
+		}
 		if ((size_t)n < BUF_LEN)
 			break;	/* that was the end of the input */
 	}
-	pthread_mutex_lock(&r->lock);
-	r->end = 1;
-	pthread_cond_signal(&r->cond);
-	pthread_mutex_unlock(&r->lock);
-	pthread_join(thread, NULL);
+	if (threaded) {
+		pthread_mutex_lock(&r->lock);
+		r->end = 1;
+		pthread_cond_signal(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+		pthread_join(thread, NULL);
+	}
 	if (r->err) {
 		if (!quiet)
 			fprintf(stderr, PROG ": write to standard output failed: %s\n",
@@ -461,7 +474,12 @@ int main(int argc, char **argv)
 	 * kernel and the engines' 64-byte vectors then keep to whole cache
 	 * lines (cat <in | aesloop-pipe >out in tmpfs: 2-5% faster).
 	 */
+	ring.nbuf = NBUF;
 	buf = aligned_alloc(4096, NBUF * BUF_LEN);
+	if (!buf) {
+		ring.nbuf = 1;
+		buf = aligned_alloc(4096, BUF_LEN);
+	}
 	if (!rc && (!ctx || !tail_key || !buf)) {
 		snprintf(ks.errmsg, sizeof(ks.errmsg), "out of memory");
 		rc = -ENOMEM;
@@ -504,7 +522,7 @@ int main(int argc, char **argv)
 
 	loop_aes_wipe(ctx);
 	aes_key_wipe(tail_key);
-	memzero_explicit(buf, NBUF * BUF_LEN);
+	memzero_explicit(buf, ring.nbuf * BUF_LEN);
 	free(ctx);
 	free(tail_key);
 	free(buf);
