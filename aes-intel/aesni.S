@@ -206,8 +206,10 @@
 #define DPTR		%r11		/* setup: where a copy goes */
 #define CTR		%ecx		/* setup: copy counter */
 #define TMP		%r8		/* enc1g: a lane's source - its destination */
-/* P<j> (block loop): block b of register j's first sector in the source
- * (gather: in the destination) */
+/*
+ * P<j> (block loop): block b of register j's first sector in the source
+ * (gather: in the destination)
+ */
 	.set		P0, %rax
 	.set		P1, %rbx
 	.set		P2, %rcx
