@@ -9,7 +9,9 @@
  *  cbc-PATH-aesN-DIR-KEYS     the assembly (DIR enc or dec; KEYS one: one
  *                             key, enc1_*; multi: a key per sector; gather:
  *                             one key, enc1g_*, each sector read from its
- *                             own address, in reverse order) equals
+ *                             own address, in reverse order, every other
+ *                             one from a mapping of its own, far from the
+ *                             destination as the page cache is) equals
  *                             aes_cbc_encrypt/decrypt per sector and OpenSSL
  *                             EVP AES-N-CBC per sector, for every sector
  *                             count 1..40, random keys, IVs and data,
@@ -36,6 +38,7 @@
 #include <openssl/evp.h>
 #include <openssl/md5.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #include "aes-intel.h"
@@ -177,6 +180,7 @@ static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 		for (inplace = 0; inplace < 2 - (multi == KEYS_GATHER); inplace++) {
 			/* odd offsets: no alignment may be assumed */
 			static u8 apart[MAX_SECT * LOOP_AES_SECTOR_SIZE + 16];
+			static u8 *far;
 			const u8 *srcs[MAX_SECT];
 			size_t dof = GUARD + 1 + n % 15;
 			u8 *dst = b->area + dof;
@@ -184,8 +188,17 @@ static int check_cbc(const struct asm_path *p, unsigned int key_len, int enc,
 
 			memset(b->area, 0xa5, sizeof(b->area));
 			if (multi == KEYS_GATHER) {
+				if (!far)
+					far = mmap(NULL, sizeof(apart),
+						   PROT_READ | PROT_WRITE,
+						   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (far == MAP_FAILED) {
+					t_result(0, name, "mmap failed");
+					return 0;
+				}
 				for (i = 0; i < n; i++) {
-					srcs[i] = src + (n - 1 - i) * 512;
+					srcs[i] = (i % 2 ? src : far + n % 13) +
+						  (n - 1 - i) * 512;
 					memcpy((u8 *)srcs[i], b->src + i * 512, 512);
 				}
 				p->enc1g(b->kp[0], b->ivs, dst, srcs, n);
