@@ -199,10 +199,10 @@ static void transform(const struct loop_aes_ctx *ctx,
 /*
  * The output is written by a thread of its own, so that the main thread
  * reads and transforms the next buffers meanwhile: done in line, the
- * encryption's time added to that of the two copies (cat <in |
- * aesloop-pipe >out, v3: about 0.75 of cat <in | cat >out).  NBUF buffers
- * of BUF_LEN go round; the main thread fills them in order, the writer
- * empties them in the same order.
+ * encryption's time adds to that of the two copies (from a file into
+ * tmpfs the thread made it 1.3-1.6 times faster).  NBUF buffers of BUF_LEN
+ * go round; the main thread fills them in order, the writer empties them
+ * in the same order.
  */
 struct ring {
 	pthread_mutex_t lock;
