@@ -208,7 +208,7 @@ struct ring {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;	/* filled or written changed, or err, or end */
 	u8 *buf;		/* nbuf * BUF_LEN bytes */
-	unsigned int nbuf;	/* NBUF, or 1: no writer thread */
+	unsigned int nbuf;	/* buffers allocated: NBUF, or 1 */
 	size_t len[NBUF];
 	unsigned long filled;	/* buffers handed to the writer */
 	unsigned long written;	/* buffers it has written */
@@ -272,6 +272,7 @@ static int run(const struct loop_aes_ctx *ctx, const struct aes_key *tail_key,
 {
 	pthread_attr_t attr;
 	pthread_t thread;
+	unsigned int nbuf;
 	int status = 0, threaded, rc;
 
 	/*
@@ -291,16 +292,15 @@ static int run(const struct loop_aes_ctx *ctx, const struct aes_key *tail_key,
 	 * line from one buffer.
 	 */
 	threaded = !rc;
-	if (!threaded)
-		r->nbuf = 1;
+	nbuf = threaded ? r->nbuf : 1;
 	for (;;) {
-		unsigned int i = r->filled % r->nbuf;
+		unsigned int i = r->filled % nbuf;
 		u8 *buf = r->buf + i * BUF_LEN;
 		ssize_t n;
 		size_t len;
 
 		pthread_mutex_lock(&r->lock);
-		while (r->filled - r->written == r->nbuf && !r->err)
+		while (r->filled - r->written == nbuf && !r->err)
 			pthread_cond_wait(&r->cond, &r->lock);
 		rc = r->err;
 		pthread_mutex_unlock(&r->lock);
