@@ -207,11 +207,12 @@ static int lo_read_file(struct loop_device *lo, struct loop_worker *w,
 			skip -= bv.bv_len;
 			continue;
 		}
-		bv.bv_offset += skip;
-		bv.bv_len -= skip;
+		/* Cut the copy: the iterator steps by bv's own length. */
+		w->bvec[nr] = bv;
+		w->bvec[nr].bv_offset += skip;
+		w->bvec[nr].bv_len -= skip;
 		skip = 0;
-		w->bvec[nr++] = bv;
-		len += bv.bv_len;
+		len += w->bvec[nr++].bv_len;
 		if (nr < LOOP_BIO_VECS)
 			continue;
 		ret = lo_file_io(lo, READ, w->bvec, nr, len, pos + done,
