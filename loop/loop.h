@@ -193,6 +193,32 @@ struct loop_worker {
 	u8			*scratch;
 };
 
+/*
+ * A large read's decryption is shared with idle workers (lo_decrypt_read()):
+ * pieces of at least LOOP_SPLIT_MIN bytes, up to LOOP_SPLIT_MAX of them
+ * besides the request's own worker's.
+ */
+#define LOOP_SPLIT_MIN		(64 * 1024)
+#define LOOP_SPLIT_MAX		3
+
+/**
+ * struct loop_piece - a piece of a read's decryption, on another worker
+ * @work:      runs it on @worker
+ * @worker:    the worker, idle when it was given the piece
+ * @cmd:       its request
+ * @iv_sector: IV sector of the request's first sector
+ * @from:      its first byte in the request
+ * @len:       its bytes, whole sectors
+ */
+struct loop_piece {
+	struct kthread_work	work;
+	struct loop_worker	*worker;
+	struct loop_cmd		*cmd;
+	u64			iv_sector;
+	unsigned int		from;
+	unsigned int		len;
+};
+
 /**
  * struct loop_cmd - the per-request context (the blk-mq PDU)
  * @work:   runs the request on @worker
@@ -206,6 +232,9 @@ struct loop_worker {
  *          done, or a negative errno
  * @decrypt: the I/O reads ciphertext: its completion hands the request back
  *          to @worker (@work) to decrypt
+ * @pieces: pieces of its decryption not yet done, when shared; the last
+ *          one ends the request
+ * @piece:  the pieces given to other workers
  */
 struct loop_cmd {
 	struct kthread_work	work;
@@ -215,6 +244,8 @@ struct loop_cmd {
 	atomic_t		ref;
 	long			ret;
 	bool			decrypt;
+	atomic_t		pieces;
+	struct loop_piece	piece[LOOP_SPLIT_MAX];
 };
 
 /* lo_unsupported bits */

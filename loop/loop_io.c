@@ -4,7 +4,9 @@
  *
  * queue_rq() never blocks: it hands the request to one of the device's
  * workers (lo_threads kthreads, chosen round-robin), so independent
- * requests are encrypted, decrypted and written in parallel.
+ * requests are encrypted, decrypted and written in parallel; the
+ * decryption of one large read is shared with the workers that are idle
+ * (lo_decrypt_read()).
  *
  * A backing file is read and written through its read_iter and
  * write_iter, buffered or direct, a whole request per call (up to
@@ -65,24 +67,37 @@ static void lo_unmap_segs(struct loop_worker *w, unsigned int nseg,
 }
 
 /*
- * Decrypt the first @len bytes (whole sectors) of a request in place, the
- * mapped segments a transform at a time; the worker's scratch takes the
- * multi-key IVs.
+ * Decrypt @len bytes (whole sectors) of a request in place, from byte
+ * @from of it on, the mapped segments a transform at a time; the worker's
+ * scratch takes the multi-key IVs.  @iv_sector is the IV sector of the
+ * request's first sector.
  */
-static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
-			  struct request *rq, u64 iv_sector, unsigned int len)
+static void lo_decrypt_range(struct loop_device *lo, struct loop_worker *w,
+			     struct request *rq, u64 iv_sector,
+			     unsigned int from, unsigned int len)
 {
 	unsigned int nseg = 0, mapped = 0;
 	struct req_iterator iter;
 	struct bio_vec bv;
 
+	iv_sector += from >> LOOP_AES_SECTOR_SHIFT;
 	rq_for_each_segment(bv, rq, iter) {
-		unsigned int n = min(bv.bv_len, len);
+		/* A copy to cut: the iterator steps by bv's own length. */
+		struct bio_vec seg = bv;
+		unsigned int n;
 
-		if (!n)
+		if (from >= seg.bv_len) {
+			from -= seg.bv_len;
 			continue;
+		}
+		seg.bv_offset += from;
+		seg.bv_len -= from;
+		from = 0;
+		n = min(seg.bv_len, len);
+		if (!n)
+			break;
 		len -= n;
-		lo_map_seg(w, nseg++, &bv, n);
+		lo_map_seg(w, nseg++, &seg, n);
 		mapped += n;
 		if (nseg < LOOP_MAP_SEGS)
 			continue;
@@ -98,6 +113,73 @@ static void lo_decrypt_rq(struct loop_device *lo, struct loop_worker *w,
 				  LOOP_AES_SCRATCH);
 		lo_unmap_segs(w, nseg, true);
 	}
+}
+
+/* A piece of a read's decryption, on a worker that was idle (lo_decrypt_read()). */
+static void loop_piece_work(struct kthread_work *work)
+{
+	struct loop_piece *p = container_of(work, struct loop_piece, work);
+	struct request *rq = blk_mq_rq_from_pdu(p->cmd);
+	struct loop_worker *w = p->worker;
+
+	lo_decrypt_range(rq->q->queuedata, w, rq, p->iv_sector, p->from,
+			 p->len);
+	atomic_dec(&w->busy_works);
+	/* The read is in and whole: only decryption was left to do. */
+	if (atomic_dec_and_test(&p->cmd->pieces))
+		blk_mq_end_request(rq, BLK_STS_OK);
+}
+
+/*
+ * Decrypt the first @len bytes (whole sectors) of a read that is in, on
+ * worker @w.  A large one is shared with the device's workers that are
+ * idle at this moment, in pieces of at least LOOP_SPLIT_MIN bytes, so one
+ * large read at a time (a single reader with direct I/O, readahead of a
+ * cold file) is decrypted by as many CPUs as the device has workers for,
+ * as loop-AES spreads a read over its threads.  Workers busy with other
+ * requests are left alone: under load the requests themselves keep every
+ * worker going, and a piece queued behind them would only wait.
+ *
+ * Return: 0 when the request may end now, or -EIOCBQUEUED when a piece
+ * still running elsewhere will end it (loop_piece_work()).
+ */
+static int lo_decrypt_read(struct loop_device *lo, struct loop_worker *w,
+			   struct request *rq, unsigned int len)
+{
+	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
+	u64 iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
+	unsigned int want = min(len / LOOP_SPLIT_MIN, LOOP_SPLIT_MAX + 1);
+	unsigned int n = 0, i, sectors, each;
+
+	for (i = 0; i < lo->lo_nr_workers && n + 1 < want; i++) {
+		struct loop_worker *o = &lo->lo_workers[i];
+
+		if (o != w && !atomic_read(&o->busy_works))
+			cmd->piece[n++].worker = o;
+	}
+	if (!n) {
+		lo_decrypt_range(lo, w, rq, iv_sector, 0, len);
+		return 0;
+	}
+
+	/* Equal pieces of whole sectors; the own worker's takes the rest. */
+	sectors = len >> LOOP_AES_SECTOR_SHIFT;
+	each = sectors / (n + 1);
+	atomic_set(&cmd->pieces, n + 1);
+	for (i = 0; i < n; i++) {
+		struct loop_piece *p = &cmd->piece[i];
+
+		p->cmd = cmd;
+		p->iv_sector = iv_sector;
+		p->from = (sectors - (n - i) * each) << LOOP_AES_SECTOR_SHIFT;
+		p->len = each << LOOP_AES_SECTOR_SHIFT;
+		kthread_init_work(&p->work, loop_piece_work);
+		atomic_inc(&p->worker->busy_works);
+		kthread_queue_work(p->worker->kw, &p->work);
+	}
+	lo_decrypt_range(lo, w, rq, iv_sector, 0,
+			 (sectors - n * each) << LOOP_AES_SECTOR_SHIFT);
+	return atomic_dec_and_test(&cmd->pieces) ? 0 : -EIOCBQUEUED;
 }
 
 /*
@@ -172,16 +254,19 @@ static void lo_zero_rq_from(struct request *rq, unsigned int from)
  * path gives them (6.1; 7.3's fails the request); on an encrypted loop so
  * does a sector cut by it: only whole sectors that were read are
  * decrypted.
+ *
+ * Return: as lo_decrypt_read(); 0 for a plain loop.
  */
-static void lo_read_done(struct loop_device *lo, struct loop_worker *w,
-			 struct request *rq, unsigned int done)
+static int lo_read_done(struct loop_device *lo, struct loop_worker *w,
+			struct request *rq, unsigned int done)
 {
 	if (lo->lo_crypt)
 		done &= ~(LOOP_AES_SECTOR_SIZE - 1);
 	if (done < blk_rq_bytes(rq))
 		lo_zero_rq_from(rq, done);
 	if (lo->lo_crypt)
-		lo_decrypt_rq(lo, w, rq, blk_rq_pos(rq) + lo->lo_iv_offset, done);
+		return lo_decrypt_read(lo, w, rq, done);
+	return 0;
 }
 
 /*
@@ -189,6 +274,9 @@ static void lo_read_done(struct loop_device *lo, struct loop_worker *w,
  * where an asynchronous read stopped short), its own vectors in as few
  * calls as the worker's vector array allows (one, up to LOOP_BIO_VECS
  * vectors), then decrypt it in place.
+ *
+ * Return: 0 when the request may end, -EIOCBQUEUED when a piece of its
+ * decryption will end it, or a negative errno of the read.
  */
 static int lo_read_file(struct loop_device *lo, struct loop_worker *w,
 			struct request *rq, unsigned int start)
@@ -231,13 +319,12 @@ static int lo_read_file(struct loop_device *lo, struct loop_worker *w,
 			return ret;
 		done += ret;
 	}
-	lo_read_done(lo, w, rq, done);
-	return 0;
+	return lo_read_done(lo, w, rq, done);
 }
 
 /*
- * Through the backing file, synchronously: a read as lo_read_file(), a
- * plain write the same way.
+ * Through the backing file, synchronously: a read as lo_read_file() (and
+ * with its return), a plain write the same way.
  */
 static int lo_rw_file(struct loop_device *lo, struct loop_worker *w,
 		      struct request *rq, loff_t pos)
@@ -356,10 +443,11 @@ static void loop_read_finish_work(struct kthread_work *work)
 	if (cmd->ret < blk_rq_bytes(rq))
 		err = lo_read_file(lo, w, rq, cmd->ret);
 	else
-		lo_read_done(lo, w, rq, cmd->ret);
+		err = lo_read_done(lo, w, rq, cmd->ret);
 	current->flags = old_flags;
 	atomic_dec(&w->busy_works);
-	blk_mq_end_request(rq, lo_status(err));
+	if (err != -EIOCBQUEUED)
+		blk_mq_end_request(rq, lo_status(err));
 }
 
 /* An asynchronous request's I/O is over: end it, or finish a read first. */

@@ -54,7 +54,7 @@ lane_b() {
 	done
 	vm_results -k "$kver" -u -e FUZZ_COUNT=40000 -e FUZZ_MT_COUNT=10000 \
 		-n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
-	for t in t-driver t-bdev t-callers; do
+	for t in t-driver t-bdev t-callers t-crypt; do
 		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
 			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
 	done

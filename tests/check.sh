@@ -157,8 +157,9 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	# dirties more than it has (about 3.5 minutes).
 	vm_results -k "$kver" -M 256 -d 512 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
 	# The I/O suites again with parallel workers; small bounce sets make
-	# device-backed writes span several bios.
-	for t in t-driver t-bdev; do
+	# device-backed writes span several bios, and t-crypt's large reads are
+	# shared by four.
+	for t in t-driver t-bdev t-crypt; do
 		variant_on threads4 "$kser" || break
 		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
 			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"

@@ -15,6 +15,8 @@
 #              for tests/vm/host-aespipe.sh to decrypt with Debian's aespipe
 #   key-after-set-fd  LOOP_SET_FD, then the key by LOOP_SET_STATUS64 (loop-AES's
 #              order): data reads back, the ciphertext is LOOP_CONFIGURE's
+#   split-read a large read's decryption shared among the workers, in single-key,
+#              v2 and v3: what cryptsetup wrote reads back whole (see below)
 # Invalid input (spec section 5), each leaving the device as it was:
 #   key size 7, encrypt type 99, SET_STATUS64 on an unbound loop, a
 #   passphrase under 20 characters, LOOP_CONFIGURE with a bad key.
@@ -194,6 +196,70 @@ else
 	"$lo_ioctl" clr "$dev" 2>/dev/null
 fi
 rm -f "$work/later.data" "$work/later.img" "$work/configured.img"
+
+# split-read-MODE-BACKING-*: a large read's decryption is shared with the device's idle
+# workers (lo_decrypt_read()).  A volume written by cryptsetup (dm-crypt loopaes) in
+# single-key, v2 and v3 is read through aesloop, backed by the file (read synchronously
+# by a worker) and by a plain loop over it (read by bios, decrypted once they are in).
+# Direct I/O one request at a time, so that the other workers are idle and take pieces:
+# 1 MiB requests, 259-sector ones (the sectors do not divide evenly among the pieces),
+# 192 KiB ones from sector 7 on; then through the page cache after a drop.  Each must
+# give what cryptsetup was given.  The kernel's trace of kthread works says whether
+# pieces ran on other workers at all (with one worker per device there are none).
+tr=/sys/kernel/tracing
+[ -e $tr/trace ] || mount -t tracefs nodev $tr
+ev=$tr/events/sched/sched_kthread_work_execute_start/enable
+t_randfile "$work/split.plain" 4M
+printf '%s\n' "$pass" >"$work/key1"
+img=$work/split.img
+for mode in single:"$work/key1" v2:"$vectors/keys64.txt" v3:"$vectors/keys65.txt"; do
+	keys=${mode#*:}
+	t_zerofile "$img" 4M
+	if ! cryptsetup open --type loopaes --key-file "$keys" -s 128 "$img" split ||
+	   ! dd if="$work/split.plain" of=/dev/mapper/split bs=1M conv=fsync 2>/dev/null ||
+	   ! cryptsetup close split; then
+		t_fail "split-read-${mode%%:*}" "cryptsetup open --type loopaes could not write the volume"
+		cryptsetup close split 2>/dev/null
+		continue
+	fi
+	for backing in file bdev; do
+		name=split-read-${mode%%:*}-$backing under=$img lower=
+		if [ $backing = bdev ] && ! lower=$(losetup.stock -f --show "$img"); then
+			t_fail "$name" "no plain loop over the volume"
+			continue
+		fi
+		under=${lower:-$img}
+		if ! dev=$(losetup -e AES128 -P "$keys" -f --show "$under"); then
+			t_fail "$name" "losetup -e AES128 -P ${keys##*/} refused the volume"
+			[ -z "$lower" ] || losetup.stock -d "$lower"
+			continue
+		fi
+		echo >$tr/trace
+		echo 1 >$ev
+		t_check "$name-1M" cmp <(dd if="$dev" bs=1M iflag=direct 2>/dev/null) \
+			"$work/split.plain"
+		t_check "$name-259-sectors" \
+			cmp <(dd if="$dev" bs=132608 iflag=direct 2>/dev/null) "$work/split.plain"
+		t_check "$name-from-sector-7" cmp \
+			<(dd if="$dev" bs=192K skip=3584 iflag=direct,skip_bytes 2>/dev/null) \
+			<(tail -c +3585 "$work/split.plain")
+		echo 0 >$ev
+		echo 3 >/proc/sys/vm/drop_caches
+		t_check "$name-buffered" cmp "$dev" "$work/split.plain"
+		workers=$(cat /proc/[0-9]*/comm 2>/dev/null | grep -c -x "${dev#/dev/}-[0-9]*")
+		pieces=$(grep -c 'function loop_piece_work' $tr/trace)
+		t_log "$name: $workers workers, $pieces pieces ran on them"
+		if [ "$workers" -lt 2 ]; then
+			t_skip "$name-pieces" "one worker per device: nothing to share a read with"
+		else
+			t_check "$name-pieces" test "$pieces" -gt 0
+		fi
+		losetup -d "$dev"
+		[ -z "$lower" ] || losetup.stock -d "$lower"
+	done
+done
+echo >$tr/trace
+rm -f "$work/split.plain" "$img" "$work/key1"
 
 # Invalid input: refused with an errno or a message, nothing half set up.
 img=$work/invalid.img
