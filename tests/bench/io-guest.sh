@@ -8,7 +8,9 @@
 # (cryptsetup's loopaes mode, over a plain aesloop loop of the same file).  Jobs:
 # sequential 1 MiB and random 4 KiB, read and write; "buffered" through the page cache
 # of the loop device and of the backing file (psync, one at a time), "direct" with O_DIRECT
-# on the loop device and --direct-io=on under it (libaio, 16 in flight).
+# on the loop device and --direct-io=on under it (libaio, 16 in flight).  The encrypted
+# loops also get sequential 1 MiB direct reads one at a time (qd1): a single large
+# request, whose decryption aesloop shares among its idle workers.
 # Prints MB/s, the ratios to the stock driver (plain) or to dm-crypt (encrypted), and
 # the CPU time of the whole guest per GiB moved.  TCG makes absolute numbers meaningless
 # and each AES instruction a helper call; ratios from one run are what to read.
@@ -34,10 +36,10 @@ dd if=/dev/zero of="$file" bs=1M count=512 conv=fsync 2>/dev/null || die "cannot
 
 busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 
-# job DEV RW BS DIRECT: prints "MB/s cpu-seconds-per-GiB"
+# job DEV RW BS DIRECT [DEPTH]: prints "MB/s cpu-seconds-per-GiB"
 job() {
 	local dev=$1 rw=$2 bs=$3 direct=$4 engine=psync depth=1 b0 b1 terse
-	[ "$direct" = 0 ] || engine=libaio depth=16
+	[ "$direct" = 0 ] || engine=libaio depth=${5:-16}
 	sync
 	echo 3 >/proc/sys/vm/drop_caches
 	b0=$(busy_jiffies)
@@ -103,6 +105,7 @@ for round in $(seq "$rounds"); do
 				record "$drv-${mode%%:*}" "$(job_name "${j%:*}" "${j#*:}" 1)" \
 					"$(job "$dev" "${j%:*}" "${j#*:}" 1)"
 			done
+			record "$drv-${mode%%:*}" seq-read-1M-direct-qd1 "$(job "$dev" read 1M 1 1)"
 			losetup -d "$dev"
 			[ "$drv" = aesloop ] || continue
 			plain=$(losetup.stock --direct-io=on -f --show "$file") || die "plain loop failed"
@@ -112,6 +115,8 @@ for round in $(seq "$rounds"); do
 				record "dm-crypt-${mode%%:*}" "$(job_name "${j%:*}" "${j#*:}" 1)" \
 					"$(job /dev/mapper/bench "${j%:*}" "${j#*:}" 1)"
 			done
+			record "dm-crypt-${mode%%:*}" seq-read-1M-direct-qd1 \
+				"$(job /dev/mapper/bench read 1M 1 1)"
 			cryptsetup close bench
 			losetup.stock -d "$plain"
 		done
