@@ -155,7 +155,8 @@ struct loop_chunk {
  * @bvec:       LOOP_BIO_VECS vectors for its synchronous file I/O
  * @segs:       the mapped segments of the piece being transformed
  * @seg_page:   their pages
- * @busy_works: requests queued on it or running there (lo_queue_cmd())
+ * @busy_works: requests and pieces of reads queued on it or running there
+ *              (lo_queue_cmd(), lo_decrypt_read())
  *
  * An encrypted loop's workers also have, from keying or bind to unbind
  * (loop_workers_bounce()), so that a write never waits for memory (swap
@@ -196,17 +197,20 @@ struct loop_worker {
 /*
  * A large read's decryption is shared with idle workers (lo_decrypt_read()):
  * pieces of at least LOOP_SPLIT_MIN bytes, up to LOOP_SPLIT_MAX of them
- * besides the request's own worker's.
+ * besides the request's own worker's.  With AES-NI a piece of 128 KiB
+ * takes some tens of microseconds, well above what waking an idle worker
+ * on another CPU costs; so a read of 256 KiB or more is shared, the
+ * 128 KiB of the usual readahead is not.
  */
-#define LOOP_SPLIT_MIN		(64 * 1024)
-#define LOOP_SPLIT_MAX		3
+#define LOOP_SPLIT_MIN		(128U * 1024)
+#define LOOP_SPLIT_MAX		3U
 
 /**
  * struct loop_piece - a piece of a read's decryption, on another worker
  * @work:      runs it on @worker
- * @worker:    the worker, idle when it was given the piece
+ * @worker:    the worker; it had nothing queued when it was chosen, but
+ *             a request may have been queued on it since (best effort)
  * @cmd:       its request
- * @iv_sector: IV sector of the request's first sector
  * @from:      its first byte in the request
  * @len:       its bytes, whole sectors
  */
@@ -214,7 +218,6 @@ struct loop_piece {
 	struct kthread_work	work;
 	struct loop_worker	*worker;
 	struct loop_cmd		*cmd;
-	u64			iv_sector;
 	unsigned int		from;
 	unsigned int		len;
 };
@@ -232,8 +235,9 @@ struct loop_piece {
  *          done, or a negative errno
  * @decrypt: the I/O reads ciphertext: its completion hands the request back
  *          to @worker (@work) to decrypt
- * @pieces: pieces of its decryption not yet done, when shared; the last
- *          one ends the request
+ * @pieces: pieces of its decryption not yet done, when shared: the last
+ *          piece ends the request, or the own worker's caller if it is
+ *          the last
  * @piece:  the pieces given to other workers
  */
 struct loop_cmd {

@@ -120,10 +120,15 @@ static void loop_piece_work(struct kthread_work *work)
 {
 	struct loop_piece *p = container_of(work, struct loop_piece, work);
 	struct request *rq = blk_mq_rq_from_pdu(p->cmd);
+	struct loop_device *lo = rq->q->queuedata;
+	unsigned int old_flags = current->flags;
 	struct loop_worker *w = p->worker;
 
-	lo_decrypt_range(rq->q->queuedata, w, rq, p->iv_sector, p->from,
+	/* As for every request the worker runs (loop_cmd_work()). */
+	current->flags |= PF_LOCAL_THROTTLE | PF_MEMALLOC_NOIO;
+	lo_decrypt_range(lo, w, rq, blk_rq_pos(rq) + lo->lo_iv_offset, p->from,
 			 p->len);
+	current->flags = old_flags;
 	atomic_dec(&w->busy_works);
 	/* The read is in and whole: only decryption was left to do. */
 	if (atomic_dec_and_test(&p->cmd->pieces))
@@ -132,13 +137,14 @@ static void loop_piece_work(struct kthread_work *work)
 
 /*
  * Decrypt the first @len bytes (whole sectors) of a read that is in, on
- * worker @w.  A large one is shared with the device's workers that are
- * idle at this moment, in pieces of at least LOOP_SPLIT_MIN bytes, so one
- * large read at a time (a single reader with direct I/O, readahead of a
- * cold file) is decrypted by as many CPUs as the device has workers for,
- * as loop-AES spreads a read over its threads.  Workers busy with other
- * requests are left alone: under load the requests themselves keep every
- * worker going, and a piece queued behind them would only wait.
+ * worker @w.  A large one is shared with the device's workers that have
+ * nothing queued at this moment, in pieces of at least LOOP_SPLIT_MIN
+ * bytes, so that one large read at a time (a single reader with direct
+ * I/O, say) is decrypted on as many CPUs as the device has workers.
+ * Workers busy with other requests are left alone: under load the
+ * requests themselves keep every worker going, and a piece queued behind
+ * them would only wait.  The scan starts after @w, so that reads shared at
+ * the same time spread their pieces.
  *
  * Return: 0 when the request may end now, or -EIOCBQUEUED when a piece
  * still running elsewhere will end it (loop_piece_work()).
@@ -149,12 +155,13 @@ static int lo_decrypt_read(struct loop_device *lo, struct loop_worker *w,
 	struct loop_cmd *cmd = blk_mq_rq_to_pdu(rq);
 	u64 iv_sector = blk_rq_pos(rq) + lo->lo_iv_offset;
 	unsigned int want = min(len / LOOP_SPLIT_MIN, LOOP_SPLIT_MAX + 1);
-	unsigned int n = 0, i, sectors, each;
+	unsigned int own = w - lo->lo_workers, n = 0, i, sectors, each;
 
-	for (i = 0; i < lo->lo_nr_workers && n + 1 < want; i++) {
-		struct loop_worker *o = &lo->lo_workers[i];
+	for (i = 1; i < lo->lo_nr_workers && n + 1 < want; i++) {
+		struct loop_worker *o =
+			&lo->lo_workers[(own + i) % lo->lo_nr_workers];
 
-		if (o != w && !atomic_read(&o->busy_works))
+		if (!atomic_read(&o->busy_works))
 			cmd->piece[n++].worker = o;
 	}
 	if (!n) {
@@ -170,7 +177,6 @@ static int lo_decrypt_read(struct loop_device *lo, struct loop_worker *w,
 		struct loop_piece *p = &cmd->piece[i];
 
 		p->cmd = cmd;
-		p->iv_sector = iv_sector;
 		p->from = (sectors - (n - i) * each) << LOOP_AES_SECTOR_SHIFT;
 		p->len = each << LOOP_AES_SECTOR_SHIFT;
 		kthread_init_work(&p->work, loop_piece_work);
@@ -530,8 +536,9 @@ static ssize_t lo_dio_start(struct file *file, struct kiocb *iocb,
  * gathered into an array; where that cannot be had without reclaim, the
  * synchronous path takes the request.
  *
- * Return: -EIOCBQUEUED (the request ends in loop_complete_rq() or
- * loop_read_finish_work()), or -ENOMEM with nothing done.
+ * Return: -EIOCBQUEUED (the request ends in loop_complete_rq(),
+ * loop_read_finish_work() or loop_piece_work()), or -ENOMEM with nothing
+ * done.
  */
 static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 		     struct request *rq, loff_t pos)
@@ -601,7 +608,8 @@ static void lo_clone_end_io(struct bio *clone)
  * (lo_encrypt_rq()).  The clones come from the device's own bio_set, whose
  * reserve lets them through when memory is short (swap on the loop).
  *
- * The request ends in loop_complete_rq() or loop_read_finish_work().
+ * The request ends in loop_complete_rq(), loop_read_finish_work() or
+ * loop_piece_work().
  */
 static void lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 			 struct request *rq, loff_t pos)
