@@ -229,7 +229,9 @@ read -r -a params <<<"$modparams"
 # on one host thread, where code patching is exact, on every kernel.  The
 # suites lose little by it (the 6.1 and 7.3 full tiers took the same 16
 # minutes when only 7.3 ran this way), and the guests still have two CPUs.
-tcg=tcg,thread=single
+# VM_TCG_THREAD=multi is for measurements that need the two CPUs to run at
+# once (make bench-io -m), never for tests.
+tcg=tcg,thread=${VM_TCG_THREAD:-single}
 
 # The guest's clock is the host's: a QEMU that a busy host leaves unscheduled for half a minute
 # looks like a CPU stuck in the kernel (a soft lockup, an RCU stall) to the guest.  The widest
