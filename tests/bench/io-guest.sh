@@ -3,8 +3,8 @@
 #
 # The same fio jobs on the same file in ext4 on a virtio disk, through each loop driver
 # io.sh put in /share/bench (stock.ko: the kernel's own; aesloop.ko; before.ko, if given:
-# an older aesloop build), one module loaded at a time, two rounds in turn, the better
-# round of each counted.  Then aesloop's AES-128 single-key and v3 loops against dm-crypt
+# an older aesloop build), one module loaded at a time, the drivers in turn in each of
+# three rounds (BENCH_ROUNDS).  Then aesloop's AES-128 single-key and v3 loops against dm-crypt
 # (cryptsetup's loopaes mode, over a plain aesloop loop of the same file).  Jobs:
 # sequential 1 MiB and random 4 KiB, read and write; "buffered" through the page cache
 # of the loop device and of the backing file (psync, one at a time), "direct" with O_DIRECT
@@ -12,15 +12,15 @@
 # loops also get sequential 512 KiB direct reads one at a time (qd1): a single large
 # request (128 pages, the most one request of user pages takes), whose decryption
 # aesloop shares among its idle workers.
-# Prints MB/s, the ratios to the stock driver (plain) or to dm-crypt (encrypted), and
-# the CPU time of the whole guest per GiB moved.  TCG makes absolute numbers meaningless
+# Prints MB/s, the ratios to the stock driver (plain) or to dm-crypt (encrypted) with
+# their spread over the rounds, and the CPU time of the whole guest per GiB moved.  TCG makes absolute numbers meaningless
 # and each AES instruction a helper call; ratios from one run are what to read.
 set -u
 
 bench=/share/bench
 fio=$(command -v fio || echo /aesloop/build/vm/lazy/bin/fio)
 vectors=/share/vectors
-rounds=${BENCH_ROUNDS:-2}
+rounds=${BENCH_ROUNDS:-3}
 runtime=${BENCH_RUNTIME:-5}
 file=/mnt/bench/data.img
 out=/tmp/bench-io.tsv
@@ -64,12 +64,16 @@ job_name() { # RW BS DIRECT
 	echo "$rw-$2-$([ "$3" = 1 ] && echo direct || echo buffered)"
 }
 
-# record DRIVER JOB "MB/s cpu": keeps the better of the rounds
-record() { echo "$1 $2 $3" >>"$out"; }
+# record DRIVER JOB "MB/s cpu": one round's result (the table takes the medians)
+record() { echo "$1 $2 $3 $round" >>"$out"; }
 
 load() { # MODULE
+	local params=
+	# io.sh -p: the parameters of the -b module, words for insmod
+	[ "$1" != before ] || params=${BENCH_BEFORE_PARAMS:-}
 	rmmod loop 2>/dev/null
-	insmod "$bench/$1.ko" || die "insmod $1.ko failed"
+	# shellcheck disable=SC2086
+	insmod "$bench/$1.ko" $params || die "insmod $1.ko $params failed"
 }
 
 drivers="stock aesloop"
@@ -96,6 +100,8 @@ done
 # Encrypted: aesloop's loops (and the older build's) against dm-crypt on the same file.
 printf '%s\n' 'correct horse battery staple 2026' >/tmp/key1
 cjobs=$jobs
+# io.sh -P: the plain loops only
+[ -z "${BENCH_PLAIN_ONLY:-}" ] || rounds=0
 for round in $(seq "$rounds"); do
 	for drv in ${drivers#stock }; do
 		load "$drv"
@@ -125,38 +131,58 @@ for round in $(seq "$rounds"); do
 done
 rmmod loop
 
-# The table: the best round of each driver and job.
+# The table.  A ratio is taken within each round (the two drivers' runs of a job are
+# minutes apart, not the whole run), and the median of the rounds is printed with the
+# lowest and highest: a ratio whose range spans 1.00 is not a difference this run can
+# show.  MB/s and CPU s/GiB are the medians of the rounds.
 awk -v drivers="$drivers" '
-	{ k = $1 SUBSEP $2; if (!(k in bw) || $3 > bw[k]) { bw[k] = $3; cpu[k] = $4 }
+	{ k = $1 SUBSEP $2; nr[k]++; bw[k, nr[k]] = $3; cpu[k, nr[k]] = $4; rd[k, nr[k]] = $5
 	  if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
+	# median of v[1..m], sorted in place; lo and hi left in vmin, vmax
+	function median(v, m,   i, j, t) {
+		for (i = 2; i <= m; i++)
+			for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+		vmin = v[1]; vmax = v[m]
+		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
+	}
+	function med(k, what,   i, v) {
+		for (i = 1; i <= nr[k]; i++) v[i] = what == "bw" ? bw[k, i] : cpu[k, i]
+		return median(v, nr[k])
+	}
+	# the per-round ratios of driver d to driver b on job j, as "1.02 (0.95-1.10)"
+	function ratio(d, b, j,   kd, kb, i, r, m, v) {
+		kd = d SUBSEP j; kb = b SUBSEP j
+		for (i = 1; i <= nr[kd]; i++)
+			for (r = 1; r <= nr[kb]; r++)
+				if (rd[kb, r] == rd[kd, i] && bw[kb, r] > 0) v[++m] = bw[kd, i] / bw[kb, r]
+		if (!m) return "-"
+		r = median(v, m)
+		return m == 1 ? sprintf("%.2f", r) : sprintf("%.2f (%.2f-%.2f)", r, vmin, vmax)
+	}
 	function row(name, cols, base,   i, c, line) {
 		line = sprintf("%-26s", name)
 		for (i = 1; i <= cols[0]; i++) {
 			c = cols[i] SUBSEP name
-			line = line sprintf(" %9s", (c in bw) ? sprintf("%.1f", bw[c]) : "-")
+			line = line sprintf(" %9s", (c in nr) ? sprintf("%.1f", med(c, "bw")) : "-")
 		}
+		for (i = 1; i <= cols[0]; i++)
+			if (cols[i] != base) line = line sprintf(" %17s", ratio(cols[i], base, name))
 		for (i = 1; i <= cols[0]; i++) {
 			c = cols[i] SUBSEP name
-			if (cols[i] == base) continue
-			line = line sprintf(" %8s", (c in bw) && bw[base SUBSEP name] > 0 ?
-				sprintf("%.2fx", bw[c] / bw[base SUBSEP name]) : "-")
-		}
-		for (i = 1; i <= cols[0]; i++) {
-			c = cols[i] SUBSEP name
-			line = line sprintf(" %7s", (c in cpu) ? sprintf("%.2f", cpu[c]) : "-")
+			line = line sprintf(" %7s", (c in nr) ? sprintf("%.2f", med(c, "cpu")) : "-")
 		}
 		print line
 	}
 	END {
 		nc = split(drivers, cols, " ")
 		cols[0] = nc
-		printf "\nplain loops: MB/s; ratio to the stock loop.ko; CPU seconds per GiB (whole guest)\n"
+		printf "\nplain loops: MB/s; ratio to the stock loop.ko, median (range) of the rounds; CPU seconds per GiB (whole guest)\n"
 		printf "%-26s", "job"
 		for (i = 1; i <= cols[0]; i++) printf " %9s", cols[i]
-		for (i = 1; i <= cols[0]; i++) if (cols[i] != "stock") printf " %8s", cols[i] "/st"
+		for (i = 1; i <= cols[0]; i++) if (cols[i] != "stock") printf " %17s", cols[i] "/st"
 		for (i = 1; i <= cols[0]; i++) printf " %7s", "cpu:" substr(cols[i], 1, 3)
 		printf "\n"
-		for (j = 1; j <= n; j++) if (order[j] ~ /buffered|direct/ && ("stock" SUBSEP order[j]) in bw) row(order[j], cols, "stock")
+		for (j = 1; j <= n; j++) if (order[j] ~ /buffered|direct/ && ("stock" SUBSEP order[j]) in nr) row(order[j], cols, "stock")
 		for (m = 1; m <= 2; m++) {
 			mode = m == 1 ? "single" : "v3"
 			k = 0
@@ -164,12 +190,13 @@ awk -v drivers="$drivers" '
 			ec[++k] = "aesloop-" mode
 			ec[++k] = "dm-crypt-" mode
 			ec[0] = k
-			printf "\nAES-128 %s, direct: MB/s; ratio to dm-crypt (cryptsetup loopaes); CPU s/GiB\n", mode
+			if (!(("dm-crypt-" mode SUBSEP "seq-read-1M-direct") in nr)) continue
+			printf "\nAES-128 %s, direct: MB/s; ratio to dm-crypt (cryptsetup loopaes), median (range); CPU s/GiB\n", mode
 			printf "%-26s", "job"
 			for (i = 1; i <= k; i++) printf " %9s", substr(ec[i], 1, 9)
-			for (i = 1; i < k; i++) printf " %8s", substr(ec[i], 1, 6) "/dm"
+			for (i = 1; i < k; i++) printf " %17s", substr(ec[i], 1, 6) "/dm"
 			for (i = 1; i <= k; i++) printf " %7s", "cpu:" substr(ec[i], 1, 3)
 			printf "\n"
-			for (j = 1; j <= n; j++) if (("dm-crypt-" mode SUBSEP order[j]) in bw) row(order[j], ec, "dm-crypt-" mode)
+			for (j = 1; j <= n; j++) if (("dm-crypt-" mode SUBSEP order[j]) in nr) row(order[j], ec, "dm-crypt-" mode)
 		}
 	}' "$out"
