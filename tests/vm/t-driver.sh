@@ -6,6 +6,8 @@
 #                on an encrypted loop, blocks larger than a page)
 #   dio          --direct-io=on on a file in ext4 (tmpfs has no O_DIRECT):
 #                sysfs dio is 1 and data round-trips; on tmpfs it is refused
+#   dio-one-worker  a plain loop's direct I/O is all sent by its first worker
+#                (the others are not woken for it); with dio off, all take part
 #   dio-4k       --direct-io=on on an ext4 with 4096-byte sectors: a
 #                4096-byte loop with direct I/O, as the stock driver
 #   capacity     losetup -c after the file grew
@@ -33,6 +35,41 @@ work=/tmp/t-driver
 mkdir -p "$work" /mnt/t /mnt/e
 pass='correct horse battery staple 2026'
 sysfs() { cat "/sys/block/${1#/dev/}/$2"; }
+
+# worker_runs DEV: "INDEX TIMES" for each worker kthread of DEV (named DEV-INDEX), the
+# times it went to sleep (context switches): a worker that was not woken keeps its count.
+worker_runs() {
+	local p comm
+	for p in /proc/[0-9]*; do
+		comm=$(cat "$p/comm" 2>/dev/null) || continue
+		[[ $comm == "${1#/dev/}"-* ]] || continue
+		awk -v i="${comm##*-}" '/^(non)?voluntary_ctxt_switches:/ { n += $2 }
+			END { print i, n }' "$p/status"
+	done | sort -n
+}
+
+# worker_spread NAME DEV MODE: reads and writes 4 MiB of DEV with O_DIRECT, 64 KiB at a
+# time, and checks which of its workers ran: MODE "first" (only the first) or "all".
+worker_spread() {
+	local name=$1 dev=$2 mode=$3 before after
+	# udev's probe after a write (a flush would go to any worker) is over first.
+	udevadm settle 2>/dev/null
+	before=$(worker_runs "$dev")
+	if [ "$(wc -l <<<"$before")" -lt 2 ]; then
+		t_skip "$name" "one worker per device (or not aesloop's): nothing to spread"
+		return
+	fi
+	dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null
+	dd if="$dev" of="$dev" bs=64k count=64 iflag=direct oflag=direct conv=notrunc 2>/dev/null
+	udevadm settle 2>/dev/null
+	after=$(worker_runs "$dev")
+	t_log "$name: workers (index switches) before: ${before//$'\n'/, }; after: ${after//$'\n'/, }"
+	# The per-worker verdicts: "ran" or "idle", in index order.
+	t_expect_eq "$name" \
+		"$(awk -v m="$mode" '{ print (m == "all" || $1 == 0) ? "ran" : "idle" }' <<<"$before" | xargs)" \
+		"$(printf '%s\n%s\n' "$before" "$after" | awk -v n="$(wc -l <<<"$before")" '
+			NR <= n { b[NR] = $2; next } { print ($2 > b[NR - n] ? "ran" : "idle") }' | xargs)"
+}
 
 # partscan: one primary partition of type 0x83 at LBA 2048, 8192 sectors.
 img=$work/parted.img
@@ -92,8 +129,12 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 		dd if="$work/patch" of="$dev" bs=64k conv=fsync 2>/dev/null
 		t_expect_eq dio-write "$(t_sha256 "$work/patch")" \
 			"$(head -c $((1 << 20)) /mnt/e/inner.img | sha256sum | cut -d' ' -f1)"
+		# Its worker only sends such a request on: waking others costs, gains nothing.
+		worker_spread dio-one-worker "$dev" first
 		t_check dio-off "$lo_ioctl" raw "$dev" 0x4C08 0
 		t_expect_eq dio-off-sysfs 0 "$(sysfs "$dev" loop/dio)"
+		# Synchronous file I/O: the workers share it (and the check sees them run).
+		worker_spread dio-off-all-workers "$dev" all
 		losetup.stock -d "$dev"
 	else
 		t_fail dio-on "losetup --direct-io=on failed on ext4"
