@@ -7,7 +7,8 @@
  * requests are encrypted, decrypted and written in parallel; the
  * decryption of one large read is shared with the workers that are idle
  * (lo_decrypt_read()).  A plain loop's request that its worker only sends
- * on asynchronously goes to the first worker instead (lo_only_sent()).
+ * on asynchronously goes to the first worker instead (lo_only_sent()),
+ * unless that one is held up.
  *
  * A backing file is read and written through its read_iter and
  * write_iter, buffered or direct, a whole request per call (up to
@@ -1014,12 +1015,12 @@ static void loop_cmd_work(struct kthread_work *work)
 /*
  * Whether the worker's whole part in @rq is to send it on asynchronously:
  * a read or write of a plain loop, to a backing device or with direct I/O.
- * Such requests all go to the first worker, as stock sends them all from
- * one work item: spread over two workers, plain direct I/O took up to 1.8
- * times the CPU per GiB and ran at 0.75 of stock's speed (make bench-io,
- * 6.1), the cost of waking a second thread for what one does in a few
- * microseconds.  Encrypted reads are left spread: their workers' queues
- * also decide where decryption runs (lo_least_busy()).
+ * Such requests go to the first worker, as stock 6.1 sends a cgroup's
+ * requests from one work item: spread over two workers, plain direct I/O
+ * took up to 1.8 times the CPU per GiB and ran at 0.75 of stock's speed
+ * (make bench-io, 6.1), the cost of waking a second thread for what one
+ * does in a few microseconds.  Encrypted reads are left spread: their
+ * workers' queues also decide where decryption runs (lo_least_busy()).
  * The backing device and direct I/O change only with the queue frozen.
  */
 static bool lo_only_sent(const struct loop_device *lo,
@@ -1028,11 +1029,20 @@ static bool lo_only_sent(const struct loop_device *lo,
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return false;
 	/* KEYSCRUB swaps the key context under requests, never to NULL. */
-	if (data_race(lo->lo_crypt))
+	if (READ_ONCE(lo->lo_crypt))
 		return false;
 	/* LO_FLAGS_AUTOCLEAR may change meanwhile, the bit read here not. */
 	return lo->lo_bdev || (data_race(lo->lo_flags) & LO_FLAGS_DIRECT_IO);
 }
+
+/*
+ * Requests queued on the first worker beyond which those it would only
+ * send on are spread after all: a file system may wait in write_iter (an
+ * ext4 write that extends the file, a fallback to buffered I/O), and then
+ * the others go on.  Twice the 16 in flight of bench-io's direct jobs, a
+ * bound chosen, not measured.
+ */
+#define LOOP_SENDER_BACKLOG	32
 
 static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 				  const struct blk_mq_queue_data *bd)
@@ -1061,7 +1071,8 @@ static blk_status_t loop_queue_rq(struct blk_mq_hw_ctx *hctx,
 		return BLK_STS_IOERR;
 	}
 	i = 0;
-	if (!lo_only_sent(lo, rq))
+	if (!lo_only_sent(lo, rq) ||
+	    atomic_read(&lo->lo_workers[0].busy_works) >= LOOP_SENDER_BACKLOG)
 		i = (unsigned int)atomic_inc_return(&lo->lo_next_worker) %
 		    lo->lo_nr_workers;
 	lo_queue_cmd(&lo->lo_workers[i], cmd, loop_cmd_work);

@@ -7,7 +7,8 @@
 #   dio          --direct-io=on on a file in ext4 (tmpfs has no O_DIRECT):
 #                sysfs dio is 1 and data round-trips; on tmpfs it is refused
 #   dio-one-worker  a plain loop's direct I/O is all sent by its first worker
-#                (the others are not woken for it); with dio off, all take part
+#                (the others are not woken for it); with dio off, all take part;
+#                bdev-one-worker: the same for a plain loop over a block device
 #   dio-4k       --direct-io=on on an ext4 with 4096-byte sectors: a
 #                4096-byte loop with direct I/O, as the stock driver
 #   capacity     losetup -c after the file grew
@@ -51,16 +52,27 @@ worker_runs() {
 # worker_spread NAME DEV MODE: reads and writes 4 MiB of DEV with O_DIRECT, 64 KiB at a
 # time, and checks which of its workers ran: MODE "first" (only the first) or "all".
 worker_spread() {
-	local name=$1 dev=$2 mode=$3 before after
-	# udev's probe after a write (a flush would go to any worker) is over first.
+	local name=$1 dev=$2 mode=$3 before after _
+	# udev's probe after a write is over, and a worker that ran for what came before
+	# (a flush goes to any worker) has gone to sleep: two samples a second apart agree.
 	udevadm settle 2>/dev/null
 	before=$(worker_runs "$dev")
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		sleep 1
+		after=$(worker_runs "$dev")
+		[ "$after" = "$before" ] && break
+		before=$after
+	done
 	if [ "$(wc -l <<<"$before")" -lt 2 ]; then
 		t_skip "$name" "one worker per device (or not aesloop's): nothing to spread"
 		return
 	fi
-	dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null
-	dd if="$dev" of="$dev" bs=64k count=64 iflag=direct oflag=direct conv=notrunc 2>/dev/null
+	if ! dd if="$dev" of=/dev/null bs=64k count=64 iflag=direct 2>/dev/null ||
+	   ! dd if="$dev" of="$dev" bs=64k count=64 iflag=direct oflag=direct conv=notrunc \
+		2>/dev/null; then
+		t_fail "$name" "O_DIRECT reads or writes of 64 KiB on $dev failed"
+		return
+	fi
 	udevadm settle 2>/dev/null
 	after=$(worker_runs "$dev")
 	t_log "$name: workers (index switches) before: ${before//$'\n'/, }; after: ${after//$'\n'/, }"
@@ -141,6 +153,17 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 	fi
 	umount /mnt/e
 	losetup.stock -d "$outer"
+fi
+# A plain loop over a block device (another loop) sends its bios on: the first worker too.
+t_zerofile "$work/bdev-low.img" 8M
+if bdlow=$(losetup.stock -f --show "$work/bdev-low.img"); then
+	if bdtop=$(losetup.stock -f --show "$bdlow"); then
+		worker_spread bdev-one-worker "$bdtop" first
+		losetup.stock -d "$bdtop"
+	else
+		t_fail bdev-one-worker "losetup on $bdlow failed"
+	fi
+	losetup.stock -d "$bdlow"
 fi
 # --direct-io=on on a file system with 4096-byte sectors (an ext4 on a
 # loop with -b 4096): as the stock driver, the loop takes the file
