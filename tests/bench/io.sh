@@ -6,11 +6,11 @@
 # dm-crypt, as ratios from the one run.  -b adds an older aesloop module (built for the
 # same kernel) as a third driver, for before/after tables; -p gives it module parameters
 # (-b loop/loop.ko -p lo_threads=1 measures a setting against the default).  -P runs only
-# the plain loops' table (about 10 minutes).  -m runs the guest's two CPUs on
+# the plain loops' table (about 10 minutes, 15 with -b).  -m runs the guest's two CPUs on
 # two host threads (multi-threaded TCG) instead of in turn on one, as the tests do: the only
 # way to see work shared among CPUs (aesloop's workers, dm-crypt's) here; such boots are less
-# reliable (tests/vm/run.sh says why).  Builds this tree's loop.ko for KVER first.  About 30
-# minutes under TCG (40 with -b).
+# reliable (tests/vm/run.sh says why).  Builds this tree's loop.ko for KVER first.  About 25
+# minutes under TCG (30 with -b).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
