@@ -4,8 +4,8 @@
 # The same fio jobs on the same file in ext4 on a virtio disk, through each loop driver
 # io.sh put in /share/bench (stock.ko: the kernel's own; aesloop.ko; before.ko, if given:
 # an older aesloop build), one module loaded at a time, the drivers in turn in each of
-# three rounds (BENCH_ROUNDS).  Then aesloop's AES-128 single-key and v3 loops against dm-crypt
-# (cryptsetup's loopaes mode, over a plain aesloop loop of the same file).  Jobs:
+# three rounds (BENCH_ROUNDS).  Then aesloop's AES-128 single-key and v3 loops against
+# dm-crypt (cryptsetup's loopaes mode, over a plain aesloop loop of the same file).  Jobs:
 # sequential 1 MiB and random 4 KiB, read and write; "buffered" through the page cache
 # of the loop device and of the backing file (psync, one at a time), "direct" with O_DIRECT
 # on the loop device and --direct-io=on under it (libaio, 16 in flight).  The encrypted
@@ -13,8 +13,9 @@
 # request (128 pages, the most one request of user pages takes), whose decryption
 # aesloop shares among its idle workers.
 # Prints MB/s, the ratios to the stock driver (plain) or to dm-crypt (encrypted) with
-# their spread over the rounds, and the CPU time of the whole guest per GiB moved.  TCG makes absolute numbers meaningless
-# and each AES instruction a helper call; ratios from one run are what to read.
+# their spread over the rounds, and the CPU time of the whole guest per GiB moved.  TCG
+# makes absolute numbers meaningless and each AES instruction a helper call; ratios from
+# one run are what to read.
 set -u
 
 bench=/share/bench
@@ -136,7 +137,9 @@ rmmod loop
 # lowest and highest: a ratio whose range spans 1.00 is not a difference this run can
 # show.  MB/s and CPU s/GiB are the medians of the rounds.
 awk -v drivers="$drivers" '
-	{ k = $1 SUBSEP $2; nr[k]++; bw[k, nr[k]] = $3; cpu[k, nr[k]] = $4; rd[k, nr[k]] = $5
+	# bw and cpu by driver, job and round; nr counts the rounds of a driver and job
+	{ k = $1 SUBSEP $2; nr[k]++; bw[k, $5] = $3; cpu[k, $5] = $4
+	  if ($5 > rounds) rounds = $5
 	  if (!($2 in seen)) { seen[$2] = 1; order[++n] = $2 } }
 	# median of v[1..m], sorted in place; lo and hi left in vmin, vmax
 	function median(v, m,   i, j, t) {
@@ -145,16 +148,16 @@ awk -v drivers="$drivers" '
 		vmin = v[1]; vmax = v[m]
 		return m % 2 ? v[(m + 1) / 2] : (v[m / 2] + v[m / 2 + 1]) / 2
 	}
-	function med(k, what,   i, v) {
-		for (i = 1; i <= nr[k]; i++) v[i] = what == "bw" ? bw[k, i] : cpu[k, i]
-		return median(v, nr[k])
+	function med(k, what,   r, m, v) {
+		for (r = 1; r <= rounds; r++)
+			if ((k, r) in bw) v[++m] = what == "bw" ? bw[k, r] : cpu[k, r]
+		return median(v, m)
 	}
 	# the per-round ratios of driver d to driver b on job j, as "1.02 (0.95-1.10)"
-	function ratio(d, b, j,   kd, kb, i, r, m, v) {
+	function ratio(d, b, j,   kd, kb, r, m, v) {
 		kd = d SUBSEP j; kb = b SUBSEP j
-		for (i = 1; i <= nr[kd]; i++)
-			for (r = 1; r <= nr[kb]; r++)
-				if (rd[kb, r] == rd[kd, i] && bw[kb, r] > 0) v[++m] = bw[kd, i] / bw[kb, r]
+		for (r = 1; r <= rounds; r++)
+			if ((kd, r) in bw && bw[kb, r] > 0) v[++m] = bw[kd, r] / bw[kb, r]
 		if (!m) return "-"
 		r = median(v, m)
 		return m == 1 ? sprintf("%.2f", r) : sprintf("%.2f (%.2f-%.2f)", r, vmin, vmax)
