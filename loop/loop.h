@@ -59,7 +59,11 @@ enum lo_state {
  * Protected by @lo_mutex, and changed only with the queue frozen while
  * @lo_state is LO_BOUND (the I/O path reads them without a lock):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
- * @lo_crypt, @lo_bdev, @lo_workers, @lo_nr_workers.
+ * @lo_crypt, @lo_bdev, @lo_workers, @lo_nr_workers.  Two exceptions, so
+ * the I/O path reads those two through loop_io_flags() and
+ * loop_encrypted(): a deferred LOOP_CLR_FD sets LO_FLAGS_AUTOCLEAR with
+ * @lo_mutex alone, and key scrubbing (KEYSCRUB=y) swaps @lo_crypt for a
+ * copy, never to or from NULL.
  *
  * Protected by @lo_mutex: the rest.
  */
@@ -118,6 +122,22 @@ struct loop_device {
 	struct blk_mq_tag_set	tag_set;
 	struct gendisk		*lo_disk;
 };
+
+/*
+ * lo_flags for the I/O path: the bits it tests (DIRECT_IO, READ_ONLY)
+ * change only with the queue frozen, LO_FLAGS_AUTOCLEAR also beside
+ * requests.
+ */
+static inline u32 loop_io_flags(const struct loop_device *lo)
+{
+	return READ_ONCE(lo->lo_flags);
+}
+
+/* Whether the device has a key, for the I/O path (under lo_mutex: lo_crypt). */
+static inline bool loop_encrypted(const struct loop_device *lo)
+{
+	return READ_ONCE(lo->lo_crypt);
+}
 
 /*
  * Segments of a request mapped at once for one transform: with 4 KiB

@@ -538,7 +538,8 @@ int loop_clr_fd(struct loop_device *lo, bool excl)
 		err = -EBUSY;
 		if (!excl && READ_ONCE(disk->part0->bd_holder))
 			goto out_unlock;
-		lo->lo_flags |= LO_FLAGS_AUTOCLEAR;
+		/* Beside requests: see struct loop_device. */
+		WRITE_ONCE(lo->lo_flags, lo->lo_flags | LO_FLAGS_AUTOCLEAR);
 		lo->lo_state = LO_RUNDOWN;
 		mutex_unlock(&lo->lo_mutex);
 		mutex_unlock(&disk->open_mutex);

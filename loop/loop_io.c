@@ -207,7 +207,7 @@ static ssize_t lo_file_io(struct loop_device *lo, int dir, struct bio_vec *bvec,
 	kiocb.ki_pos = pos;
 	kiocb.ki_ioprio = ioprio;
 	/* A file opened O_DIRECT gets it only where it suits (loop_can_dio()). */
-	if (lo->lo_flags & LO_FLAGS_DIRECT_IO)
+	if (loop_io_flags(lo) & LO_FLAGS_DIRECT_IO)
 		kiocb.ki_flags |= IOCB_DIRECT;
 	else
 		kiocb.ki_flags &= ~IOCB_DIRECT;
@@ -268,11 +268,11 @@ static void lo_zero_rq_from(struct request *rq, unsigned int from)
 static int lo_read_done(struct loop_device *lo, struct loop_worker *w,
 			struct request *rq, unsigned int done)
 {
-	if (lo->lo_crypt)
+	if (loop_encrypted(lo))
 		done &= ~(LOOP_AES_SECTOR_SIZE - 1);
 	if (done < blk_rq_bytes(rq))
 		lo_zero_rq_from(rq, done);
-	if (lo->lo_crypt)
+	if (loop_encrypted(lo))
 		return lo_decrypt_read(lo, w, rq, done);
 	return 0;
 }
@@ -577,7 +577,7 @@ static int lo_rw_aio(struct loop_device *lo, struct loop_cmd *cmd,
 	/* One reference for this function, one for the completion. */
 	atomic_set(&cmd->ref, 2);
 	cmd->ret = 0;
-	cmd->decrypt = lo->lo_crypt && dir == ITER_DEST;
+	cmd->decrypt = loop_encrypted(lo) && dir == ITER_DEST;
 	ret = lo_dio_start(file, &cmd->iocb, &ioi, pos, rq, lo_aio_complete);
 	lo_aio_put(cmd);
 	/* Done already (or failed): the file system will not call back. */
@@ -621,7 +621,7 @@ static void lo_rw_clones(struct loop_device *lo, struct loop_cmd *cmd,
 	struct bio *bio;
 
 	cmd->ret = blk_rq_bytes(rq);
-	cmd->decrypt = lo->lo_crypt && !op_is_write(req_op(rq));
+	cmd->decrypt = loop_encrypted(lo) && !op_is_write(req_op(rq));
 	/* One reference for this function, one for each clone. */
 	atomic_set(&cmd->ref, 1);
 	__rq_for_each_bio(bio, rq) {
@@ -786,7 +786,7 @@ static void lo_chunk_write(struct loop_device *lo, struct loop_chunk *c,
 		bvec_set_page(&bvec[i], w->bounce[c->first + i],
 			      min_t(unsigned int, len - i * PAGE_SIZE,
 				    PAGE_SIZE), 0);
-	if (!(lo->lo_flags & LO_FLAGS_DIRECT_IO)) {
+	if (!(loop_io_flags(lo) & LO_FLAGS_DIRECT_IO)) {
 		ret = lo_file_io(lo, WRITE, bvec, nr, len, pos,
 				 req_get_ioprio(rq));
 		/* As the worker's other requests: EIO, or not supported. */
@@ -881,7 +881,7 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 	struct bio_vec bv;
 
 	/* The format works on whole 512-byte sectors only. */
-	if (lo->lo_crypt)
+	if (loop_encrypted(lo))
 		rq_for_each_segment(bv, rq, iter)
 			if (bv.bv_len & (LOOP_AES_SECTOR_SIZE - 1)) {
 				pr_err_ratelimited("%s: segment of %u bytes is not whole sectors\n",
@@ -889,13 +889,13 @@ static int lo_rw(struct loop_device *lo, struct loop_worker *w,
 						   bv.bv_len);
 				return -EIO;
 			}
-	if (lo->lo_crypt && op_is_write(req_op(rq)))
+	if (loop_encrypted(lo) && op_is_write(req_op(rq)))
 		return lo_encrypt_rq(lo, w, rq, pos, iv_sector);
 	if (lo->lo_bdev) {
 		lo_rw_clones(lo, blk_mq_rq_to_pdu(rq), rq, pos);
 		return -EIOCBQUEUED;
 	}
-	if ((lo->lo_flags & LO_FLAGS_DIRECT_IO) &&
+	if ((loop_io_flags(lo) & LO_FLAGS_DIRECT_IO) &&
 	    lo_rw_aio(lo, blk_mq_rq_to_pdu(rq), rq, pos) == -EIOCBQUEUED)
 		return -EIOCBQUEUED;
 	return lo_rw_file(lo, w, rq, pos);
@@ -914,7 +914,7 @@ static int lo_fallocate(struct loop_device *lo, struct request *rq, loff_t pos)
 
 	if (req_op(rq) == REQ_OP_WRITE_ZEROES && (rq->cmd_flags & REQ_NOUNMAP))
 		mode = FALLOC_FL_KEEP_SIZE | FALLOC_FL_ZERO_RANGE;
-	if (lo->lo_crypt || !file->f_op->fallocate)
+	if (loop_encrypted(lo) || !file->f_op->fallocate)
 		return -EOPNOTSUPP;
 	err = file->f_op->fallocate(file, mode, pos, blk_rq_bytes(rq));
 	if (err == -EINVAL || err == -EOPNOTSUPP) {
@@ -965,7 +965,7 @@ static int lo_do_cmd(struct loop_device *lo, struct loop_worker *w,
 {
 	loff_t pos = ((loff_t)blk_rq_pos(rq) << SECTOR_SHIFT) + lo->lo_offset;
 
-	if (op_is_write(req_op(rq)) && (lo->lo_flags & LO_FLAGS_READ_ONLY))
+	if (op_is_write(req_op(rq)) && (loop_io_flags(lo) & LO_FLAGS_READ_ONLY))
 		return -EIO;
 	/*
 	 * A backing device made read-only after the bind refuses writes, as
@@ -1028,11 +1028,9 @@ static bool lo_only_sent(const struct loop_device *lo,
 {
 	if (req_op(rq) != REQ_OP_READ && req_op(rq) != REQ_OP_WRITE)
 		return false;
-	/* KEYSCRUB swaps the key context under requests, never to NULL. */
-	if (READ_ONCE(lo->lo_crypt))
+	if (loop_encrypted(lo))
 		return false;
-	/* LO_FLAGS_AUTOCLEAR may change meanwhile, the bit read here not. */
-	return lo->lo_bdev || (data_race(lo->lo_flags) & LO_FLAGS_DIRECT_IO);
+	return lo->lo_bdev || (loop_io_flags(lo) & LO_FLAGS_DIRECT_IO);
 }
 
 /*

@@ -55,7 +55,7 @@ static ssize_t sizelimit_show(struct device *dev,
 
 static ssize_t lo_flag_show(struct device *dev, char *buf, u32 flag)
 {
-	return sysfs_emit(buf, "%d\n", !!(dev_to_loop(dev)->lo_flags & flag));
+	return sysfs_emit(buf, "%d\n", !!(READ_ONCE(dev_to_loop(dev)->lo_flags) & flag));
 }
 
 static ssize_t autoclear_show(struct device *dev,
