@@ -49,20 +49,39 @@ worker_runs() {
 	done | sort -n
 }
 
-# worker_spread NAME DEV MODE: reads and writes 4 MiB of DEV with O_DIRECT, 64 KiB at a
-# time, and checks which of its workers ran: MODE "first" (only the first) or "all".
-worker_spread() {
-	local name=$1 dev=$2 mode=$3 before after _
-	# udev's probe after a write is over, and a worker that ran for what came before
-	# (a flush goes to any worker) has gone to sleep: two samples a second apart agree.
+# workers_at_rest DEV: worker_runs DEV once udev's probe after a write is over and a worker
+# that ran for what came before (a flush goes to any worker) has gone to sleep: two samples
+# a second apart agree.
+workers_at_rest() {
+	local before after _
 	udevadm settle 2>/dev/null
-	before=$(worker_runs "$dev")
+	before=$(worker_runs "$1")
 	for _ in 1 2 3 4 5 6 7 8 9 10; do
 		sleep 1
-		after=$(worker_runs "$dev")
+		after=$(worker_runs "$1")
 		[ "$after" = "$before" ] && break
 		before=$after
 	done
+	echo "$before"
+}
+
+# workers_verdict NAME MODE BEFORE AFTER: checks which workers ran between the two samples
+# of worker_runs: MODE "first" (only the first) or "all".
+workers_verdict() {
+	local name=$1 mode=$2 before=$3 after=$4
+	t_log "$name: workers (index switches) before: ${before//$'\n'/, }; after: ${after//$'\n'/, }"
+	# The per-worker verdicts: "ran" or "idle", in index order.
+	t_expect_eq "$name" \
+		"$(awk -v m="$mode" '{ print (m == "all" || $1 == 0) ? "ran" : "idle" }' <<<"$before" | xargs)" \
+		"$(printf '%s\n%s\n' "$before" "$after" | awk -v n="$(wc -l <<<"$before")" '
+			NR <= n { b[NR] = $2; next } { print ($2 > b[NR - n] ? "ran" : "idle") }' | xargs)"
+}
+
+# worker_spread NAME DEV MODE: reads and writes 4 MiB of DEV with O_DIRECT, 64 KiB at a
+# time, and checks which of its workers ran: MODE "first" (only the first) or "all".
+worker_spread() {
+	local name=$1 dev=$2 mode=$3 before
+	before=$(workers_at_rest "$dev")
 	if [ "$(wc -l <<<"$before")" -lt 2 ]; then
 		t_skip "$name" "one worker per device (or not aesloop's): nothing to spread"
 		return
@@ -74,13 +93,53 @@ worker_spread() {
 		return
 	fi
 	udevadm settle 2>/dev/null
-	after=$(worker_runs "$dev")
-	t_log "$name: workers (index switches) before: ${before//$'\n'/, }; after: ${after//$'\n'/, }"
-	# The per-worker verdicts: "ran" or "idle", in index order.
-	t_expect_eq "$name" \
-		"$(awk -v m="$mode" '{ print (m == "all" || $1 == 0) ? "ran" : "idle" }' <<<"$before" | xargs)" \
-		"$(printf '%s\n%s\n' "$before" "$after" | awk -v n="$(wc -l <<<"$before")" '
-			NR <= n { b[NR] = $2; next } { print ($2 > b[NR - n] ? "ran" : "idle") }' | xargs)"
+	workers_verdict "$name" "$mode" "$before" "$(worker_runs "$dev")"
+}
+
+# backlog_spread NAME DEV MNT: DEV is a plain loop with direct I/O over a file in the file
+# system at MNT.  With MNT frozen (as for a snapshot), 48 writes of 4 KiB to DEV from as
+# many processes: the first worker waits in the file system, and past its backlog of 32
+# (LOOP_SENDER_BACKLOG) the other workers take requests too.  After the thaw every write
+# is there.
+backlog_spread() {
+	local name=$1 dev=$2 mnt=$3 n=48 before during i flight pids=() failed=0
+	before=$(workers_at_rest "$dev")
+	if [ "$(wc -l <<<"$before")" -lt 2 ]; then
+		t_skip "$name" "one worker per device (or not aesloop's): nothing to spread"
+		return
+	fi
+	# Every other block, so that no two writes merge into one request.
+	t_randfile "$work/backlog.new" $((n * 4))K
+	dd if="$dev" of="$work/backlog.want" bs=4k count=$((2 * n)) iflag=direct 2>/dev/null
+	for ((i = 0; i < n; i++)); do
+		dd if="$work/backlog.new" of="$work/backlog.want" bs=4k skip=$i seek=$((2 * i)) \
+			count=1 conv=notrunc 2>/dev/null
+	done
+	if ! fsfreeze --freeze "$mnt"; then
+		t_fail "$name" "fsfreeze --freeze $mnt failed"
+		return
+	fi
+	for ((i = 0; i < n; i++)); do
+		dd if="$work/backlog.new" of="$dev" bs=4k skip=$i seek=$((2 * i)) count=1 \
+			oflag=direct conv=notrunc 2>/dev/null &
+		pids+=($!)
+	done
+	# All of them reach the driver and stay there while the file system is frozen.
+	for ((i = 0; i < 600; i++)); do
+		read -r _ flight <"/sys/block/${dev#/dev/}/inflight"
+		[ "$flight" -ge "$n" ] && break
+		sleep 0.5
+	done
+	during=$(worker_runs "$dev")
+	fsfreeze --unfreeze "$mnt"
+	for i in "${pids[@]}"; do
+		wait "$i" || failed=$((failed + 1))
+	done
+	t_expect_eq "$name-in-flight" "$n" "$flight"
+	workers_verdict "$name" all "$before" "$during"
+	t_expect_eq "$name-writes-ok" 0 "$failed"
+	t_expect_eq "$name-data" "$(t_sha256 "$work/backlog.want")" \
+		"$(dd if="$dev" bs=4k count=$((2 * n)) iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1)"
 }
 
 # partscan: one primary partition of type 0x83 at LBA 2048, 8192 sectors.
@@ -143,6 +202,7 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 			"$(head -c $((1 << 20)) /mnt/e/inner.img | sha256sum | cut -d' ' -f1)"
 		# Its worker only sends such a request on: waking others costs, gains nothing.
 		worker_spread dio-one-worker "$dev" first
+		backlog_spread dio-backlog-spreads "$dev" /mnt/e
 		t_check dio-off "$lo_ioctl" raw "$dev" 0x4C08 0
 		t_expect_eq dio-off-sysfs 0 "$(sysfs "$dev" loop/dio)"
 		# Synchronous file I/O: the workers share it (and the check sees them run).
