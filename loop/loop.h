@@ -57,7 +57,8 @@ enum lo_state {
  * Protected by loop_ctl_mutex: @lo_visible.
  *
  * Protected by @lo_mutex, and changed only with the queue frozen while
- * @lo_state is LO_BOUND (the I/O path reads them without a lock):
+ * @lo_state is LO_BOUND (the I/O path reads them without a lock, sysfs
+ * under @lo_mutex):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
  * @lo_crypt, @lo_bdev, @lo_workers, @lo_nr_workers.  Two exceptions, so
  * the I/O path reads those two through loop_io_flags() and
@@ -124,16 +125,16 @@ struct loop_device {
 };
 
 /*
- * lo_flags for the I/O path: the bits it tests (DIRECT_IO, READ_ONLY)
- * change only with the queue frozen, LO_FLAGS_AUTOCLEAR also beside
- * requests.
+ * lo_flags read without lo_mutex, by the I/O path: the bits it tests
+ * (DIRECT_IO, READ_ONLY) change only with the queue frozen,
+ * LO_FLAGS_AUTOCLEAR also beside requests.
  */
 static inline u32 loop_io_flags(const struct loop_device *lo)
 {
 	return READ_ONCE(lo->lo_flags);
 }
 
-/* Whether the device has a key, for the I/O path (under lo_mutex: lo_crypt). */
+/* Whether the device has a key, read without lo_mutex. */
 static inline bool loop_encrypted(const struct loop_device *lo)
 {
 	return READ_ONCE(lo->lo_crypt);

@@ -1035,10 +1035,11 @@ static bool lo_only_sent(const struct loop_device *lo,
 
 /*
  * Requests queued on the first worker beyond which those it would only
- * send on are spread after all: a file system may wait in write_iter (an
- * ext4 write that extends the file, a fallback to buffered I/O), and then
- * the others go on.  Twice the 16 in flight of bench-io's direct jobs, a
- * bound chosen, not measured.
+ * send on are spread after all: the worker may have to wait for the file
+ * system (a frozen one, in kiocb_start_write(); an ext4 write that extends
+ * the file, or a fallback to buffered I/O, in write_iter), and then the
+ * others go on.  Twice the 16 in flight of bench-io's direct jobs, a bound
+ * chosen, not measured.
  */
 #define LOOP_SENDER_BACKLOG	32
 

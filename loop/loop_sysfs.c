@@ -39,23 +39,43 @@ static ssize_t backing_file_show(struct device *dev,
 	return ret;
 }
 
+/*
+ * The attributes below change under lo_mutex, the flags' AUTOCLEAR even
+ * beside requests: read them under it, as LOOP_GET_STATUS64 does.
+ */
 static ssize_t offset_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
-	return sysfs_emit(buf, "%llu\n",
-			  (unsigned long long)dev_to_loop(dev)->lo_offset);
+	struct loop_device *lo = dev_to_loop(dev);
+	loff_t offset;
+
+	mutex_lock(&lo->lo_mutex);
+	offset = lo->lo_offset;
+	mutex_unlock(&lo->lo_mutex);
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)offset);
 }
 
 static ssize_t sizelimit_show(struct device *dev,
 			      struct device_attribute *attr, char *buf)
 {
-	return sysfs_emit(buf, "%llu\n",
-			  (unsigned long long)dev_to_loop(dev)->lo_sizelimit);
+	struct loop_device *lo = dev_to_loop(dev);
+	loff_t sizelimit;
+
+	mutex_lock(&lo->lo_mutex);
+	sizelimit = lo->lo_sizelimit;
+	mutex_unlock(&lo->lo_mutex);
+	return sysfs_emit(buf, "%llu\n", (unsigned long long)sizelimit);
 }
 
 static ssize_t lo_flag_show(struct device *dev, char *buf, u32 flag)
 {
-	return sysfs_emit(buf, "%d\n", !!(READ_ONCE(dev_to_loop(dev)->lo_flags) & flag));
+	struct loop_device *lo = dev_to_loop(dev);
+	u32 flags;
+
+	mutex_lock(&lo->lo_mutex);
+	flags = lo->lo_flags;
+	mutex_unlock(&lo->lo_mutex);
+	return sysfs_emit(buf, "%d\n", !!(flags & flag));
 }
 
 static ssize_t autoclear_show(struct device *dev,
