@@ -28,6 +28,8 @@ losetup=$build/bin/losetup
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# shellcheck source=tests/host/type-at-prompts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/type-at-prompts.sh"
 
 if [ ! -x "$losetup" ]; then
 	skip losetup "$losetup is not built (make losetup)"
@@ -618,7 +620,9 @@ fi
 # The terminal prompt, without echo.
 if command -v script >/dev/null && command -v timeout >/dev/null; then
 	: >"$log"
-	{ sleep 1; printf '%s\n' "$pass_long"; } |
+	: >"$tmp/screen"
+	# shellcheck disable=SC2094 # the screen is read while script writes it, as meant
+	type_at_prompts "$tmp/screen" "$pass_long" |
 		AESLOOP_SHIM_LOG=$log LD_PRELOAD=$shim timeout 20 \
 			script -qec "'$losetup' -e AES128 '$dev' '$backing'" /dev/null >"$tmp/screen" 2>&1
 	if ! grep -q 'Password: ' "$tmp/screen"; then
@@ -632,7 +636,9 @@ if command -v script >/dev/null && command -v timeout >/dev/null; then
 	fi
 	# -T: asked twice; the same twice works, two different ones do not.
 	: >"$log"
-	{ sleep 1; printf '%s\n' "$pass_long"; sleep 1; printf '%s\n' "$pass_long"; } |
+	: >"$tmp/screen"
+	# shellcheck disable=SC2094 # the screen is read while script writes it, as meant
+	type_at_prompts "$tmp/screen" "$pass_long" "$pass_long" |
 		AESLOOP_SHIM_LOG=$log LD_PRELOAD=$shim timeout 20 \
 			script -qec "'$losetup' -e AES128 -T '$dev' '$backing'" /dev/null >"$tmp/screen" 2>&1
 	if grep -q 'Retype password: ' "$tmp/screen" &&
@@ -642,7 +648,9 @@ if command -v script >/dev/null && command -v timeout >/dev/null; then
 		fail tty-ask-twice "losetup -T: screen '$(head -c 200 "$tmp/screen")', shim log: $(tr '\n' ';' <"$log")"
 	fi
 	: >"$log"
-	{ sleep 1; printf '%s\n' "$pass_long"; sleep 1; printf '%s\n' "$pass_long, not the same"; } |
+	: >"$tmp/screen"
+	# shellcheck disable=SC2094 # the screen is read while script writes it, as meant
+	type_at_prompts "$tmp/screen" "$pass_long" "$pass_long, not the same" |
 		AESLOOP_SHIM_LOG=$log LD_PRELOAD=$shim timeout 20 \
 			script -qec "'$losetup' -e AES128 -T '$dev' '$backing'" /dev/null >"$tmp/screen" 2>&1
 	if grep -q 'passphrases typed on /dev/tty are not identical' "$tmp/screen" && ! grep -q '^LOOP' "$log"; then

@@ -28,6 +28,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 # shellcheck source=tests/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../tap.sh"
+# shellcheck source=tests/host/type-at-prompts.sh
+. "$(dirname "${BASH_SOURCE[0]}")/type-at-prompts.sh"
 
 for p in "$pipe" "$pipe_san"; do
 	if [ ! -x "$p" ]; then
@@ -396,7 +398,9 @@ done
 if command -v script >/dev/null && command -v timeout >/dev/null; then
 	aespipe_ref=$tmp/tty.ref
 	"$pipe" -e AES128 -p 3 <"$tmp/in.513" >"$aespipe_ref" 3<"$tmp/pass.long"
-	{ sleep 1; printf '%s\n' "$pass_long"; } |
+	: >"$tmp/tty.screen"
+	# shellcheck disable=SC2094 # the screen is read while script writes it, as meant
+	type_at_prompts "$tmp/tty.screen" "$pass_long" |
 		timeout 20 script -qec "'$pipe' -e AES128 <'$tmp/in.513' >'$tmp/tty.enc'" /dev/null >"$tmp/tty.screen" 2>&1
 	if ! grep -q 'Password: ' "$tmp/tty.screen"; then
 		fail tty-prompt "no 'Password: ' prompt on the terminal: $(head -c 200 "$tmp/tty.screen" | od -c | head -3)"
