@@ -72,7 +72,7 @@ static unsigned int part_shift;
 /* Which AES code runs the transfers; read-only, set once at load. */
 static char aes_impl[32] = "generic";
 module_param_string(aes_impl, aes_impl, sizeof(aes_impl), 0444);
-MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, or with INTELAES=y aesni, vaes-avx2 or vaes-avx512");
+MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, aesni, vaes-avx2 or vaes-avx512");
 
 /**
  * loop_threads_of() - the number of workers a device gets (lo_threads)
