@@ -106,7 +106,7 @@ worker_spread() {
 # After the thaw fio reads every write back.  The freeze is kept short: a worker that
 # waits 30 s is a hung task to the guest's detector.
 backlog_spread() {
-	local name=$1 dev=$2 mnt=$3 before during n i flight=0 pid rc _
+	local name=$1 dev=$2 mnt=$3 before during n i flight=0 pid rc end _
 	if [ ! -x "$fio" ]; then
 		t_skip "$name" "fio is not in the guest"
 		return
@@ -132,14 +132,16 @@ backlog_spread() {
 		--bs=4k --size=$((n * 8))k --iodepth="$n" --iodepth_batch_submit="$n" \
 		--verify=crc32c --verify_fatal=1 --do_verify=1 >"$work/backlog.fio" 2>&1 &
 	pid=$!
-	# fio starting (it may take a while under KASAN), then up to 15 s for all n writes to
-	# be in the driver and every worker to have run.
+	# fio starting (it may take a while under KASAN), then up to 15 s by the clock (a
+	# sample of worker_runs takes seconds in a slow guest) for all n writes to be in the
+	# driver and every worker to have run.
 	for ((i = 0; i < 150; i++)); do
 		sleep 0.5
 		read -r _ flight <"/sys/block/${dev#/dev/}/inflight" || flight=0
 		[ "$flight" -gt 0 ] && break
 	done
-	for ((i = 0; i < 30; i++)); do
+	end=$((SECONDS + 15))
+	while [ "$SECONDS" -lt "$end" ]; do
 		read -r _ flight <"/sys/block/${dev#/dev/}/inflight" || flight=0
 		during=$(worker_runs "$dev")
 		[ "$flight" -ge "$n" ] &&
