@@ -707,7 +707,8 @@ out_free_ctx:
  * Replaces the single key LOOP_SET_STATUS64 set, with the same key length.
  *
  * Return: 0; -ENXIO unbound, -EINVAL without an AES key, -EPERM for
- * another user's key, -EBUSY when multi-key already, -EFAULT, -ENOMEM.
+ * another user's key, -EBUSY when multi-key already, -EAGAIN when the page
+ * cache kept being refilled (nothing changed), -EFAULT, -ENOMEM.
  */
 int loop_multi_key_setup(struct loop_device *lo, const void __user *arg,
 			 unsigned int count)

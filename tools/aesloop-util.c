@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <dirent.h>
 #include <unistd.h>
 
@@ -403,6 +404,27 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 	return keysetup_derive(ks);
 }
 
+/*
+ * The driver refuses a key change with EAGAIN while the device's page cache
+ * keeps being refilled: typically udev's probe of the device just bound.
+ * util-linux retries LOOP_SET_STATUS64 every 250 ms for that; the slots get
+ * the same, for up to ten seconds (a probe under emulation is slow).
+ */
+#define AESLOOP_BUSY_TRIES	40
+#define AESLOOP_BUSY_DELAY	(struct timespec){ .tv_nsec = 250000000 }
+
+static int multi_key_ioctl_retry(int fd, unsigned long req, const void *slots)
+{
+	int tries = 0;
+
+	while (ioctl(fd, req, slots) != 0) {
+		if (errno != EAGAIN || ++tries == AESLOOP_BUSY_TRIES)
+			return -errno;
+		nanosleep(&AESLOOP_BUSY_DELAY, NULL);
+	}
+	return 0;
+}
+
 /**
  * aesloop_multi_key_ioctl() - hand the multi-key slots to the driver (§5)
  * @fd: the loop device, after LOOP_SET_STATUS64 (or LOOP_CONFIGURE) set
@@ -411,22 +433,24 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
  *
  * LOOP_MULTI_KEY_SETUP_V3 with 65 slots, LOOP_MULTI_KEY_SETUP with 64.  For
  * -H random keys, a driver without v3 gets v2 (as loop-AES falls back).
+ * EAGAIN (a busy page cache, nothing changed) is retried for up to ten
+ * seconds, as util-linux retries LOOP_SET_STATUS64.
  *
  * Return: 0, or -errno of the ioctl.
  */
 int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
 {
+	int rc;
+
 	if (!ks->nslots)
 		return 0;
 	if (ks->nslots == KEYSETUP_MULTI_V3) {
-		if (ioctl(fd, LOOP_MULTI_KEY_SETUP_V3, ks->slots) == 0)
-			return 0;
-		if (ks->hash != KEYSETUP_HASH_RANDOM)
-			return -errno;
+		rc = multi_key_ioctl_retry(fd, LOOP_MULTI_KEY_SETUP_V3,
+					   ks->slots);
+		if (!rc || ks->hash != KEYSETUP_HASH_RANDOM)
+			return rc;
 	}
-	if (ioctl(fd, LOOP_MULTI_KEY_SETUP, ks->slots) == 0)
-		return 0;
-	return -errno;
+	return multi_key_ioctl_retry(fd, LOOP_MULTI_KEY_SETUP, ks->slots);
 }
 
 /* loop-AES's names of lo_encrypt_type (flags: 1 key bits, 2 a dash). */

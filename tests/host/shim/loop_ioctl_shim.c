@@ -16,7 +16,10 @@
  *   LOOP_CLR_FD        succeeds
  *   LOOP_MULTI_KEY_SETUP, LOOP_MULTI_KEY_SETUP_V3 (loop-AES, 0x4C4D/0x4C4E)
  *                      logged with the 64/65 key slots; fail with EINVAL
- *                      when AESLOOP_SHIM_FAIL=multi, else succeed
+ *                      when AESLOOP_SHIM_FAIL=multi; the first N fail
+ *                      with EAGAIN when AESLOOP_SHIM_BUSY=N (as the driver
+ *                      does while udev's probe refills the page cache);
+ *                      else succeed
  *   LOOP_RECOMPUTE_DEV_SIZE (0x4C52)  logged; succeeds
  *   LOOP_GET_STATUS64  with AESLOOP_SHIM_STATUS=MAJ:MIN set: a bound device
  *                      whose backing file is /shim/backing on device
@@ -193,6 +196,8 @@ int ioctl(int fd, unsigned long req, ...)
 	case LOOP_MULTI_KEY_SETUP_V3:
 	{
 		const char *fail = getenv("AESLOOP_SHIM_FAIL");
+		const char *busy = getenv("AESLOOP_SHIM_BUSY");
+		static long busy_seen;
 		int v2 = req == LOOP_MULTI_KEY_SETUP;
 
 		log_multi(v2 ? "LOOP_MULTI_KEY_SETUP" : "LOOP_MULTI_KEY_SETUP_V3",
@@ -200,6 +205,11 @@ int ioctl(int fd, unsigned long req, ...)
 		scrub_stack();
 		if (fail && strstr(fail, "multi")) {
 			errno = EINVAL;
+			return -1;
+		}
+		if (busy && busy_seen < strtol(busy, NULL, 10)) {
+			busy_seen++;
+			errno = EAGAIN;
 			return -1;
 		}
 		return 0;
