@@ -411,16 +411,16 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
  * the same, for up to ten seconds (a probe under emulation is slow).
  */
 #define AESLOOP_BUSY_TRIES	40
-#define AESLOOP_BUSY_DELAY	(struct timespec){ .tv_nsec = 250000000 }
 
 static int multi_key_ioctl_retry(int fd, unsigned long req, const void *slots)
 {
+	static const struct timespec delay = { .tv_nsec = 250000000 };
 	int tries = 0;
 
 	while (ioctl(fd, req, slots) != 0) {
 		if (errno != EAGAIN || ++tries == AESLOOP_BUSY_TRIES)
 			return -errno;
-		nanosleep(&AESLOOP_BUSY_DELAY, NULL);
+		nanosleep(&delay, NULL);
 	}
 	return 0;
 }
@@ -432,9 +432,10 @@ static int multi_key_ioctl_retry(int fd, unsigned long req, const void *slots)
  * @ks: the derived keys; nothing is done for single-key
  *
  * LOOP_MULTI_KEY_SETUP_V3 with 65 slots, LOOP_MULTI_KEY_SETUP with 64.  For
- * -H random keys, a driver without v3 gets v2 (as loop-AES falls back).
- * EAGAIN (a busy page cache, nothing changed) is retried for up to ten
- * seconds, as util-linux retries LOOP_SET_STATUS64.
+ * -H random keys, a driver without v3 gets v2 (as loop-AES falls back); a
+ * v3 driver that stays busy does not.  EAGAIN (a busy page cache, nothing
+ * changed) is retried every 250 ms, 40 tries, as util-linux retries
+ * LOOP_SET_STATUS64.
  *
  * Return: 0, or -errno of the ioctl.
  */
@@ -447,7 +448,7 @@ int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
 	if (ks->nslots == KEYSETUP_MULTI_V3) {
 		rc = multi_key_ioctl_retry(fd, LOOP_MULTI_KEY_SETUP_V3,
 					   ks->slots);
-		if (!rc || ks->hash != KEYSETUP_HASH_RANDOM)
+		if (!rc || rc == -EAGAIN || ks->hash != KEYSETUP_HASH_RANDOM)
 			return rc;
 	}
 	return multi_key_ioctl_retry(fd, LOOP_MULTI_KEY_SETUP, ks->slots);

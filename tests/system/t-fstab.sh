@@ -183,15 +183,15 @@ again)
 	# keeps that device, and umount detaches it.  Without the device the start would
 	# ask for the passphrase with no agent to answer, for ever (TimeoutStartSec=infinity).
 	start_agent "Passphrase for $state/data.aes	$pass_gpg"
-	if t_check losetup-by-hand losetup -F /dev/loop4; then
-		stop_agent
+	set_up=0
+	t_check losetup-by-hand losetup -F /dev/loop4 && set_up=1
+	stop_agent
+	if [ "$set_up" = 1 ]; then
 		t_check start-after-losetup systemctl start mnt-gpg.mount
 		t_check setup-kept-it said "aesloop-fstab: /dev/loop4 is set up already for /mnt/gpg"
 		t_check kept-file-there cmp /mnt/gpg/before-reboot "$expect"
 		t_check umount-kept umount /mnt/gpg
 		t_check kept-detached wait_until detached /dev/loop4
-	else
-		stop_agent
 	fi
 
 	# Mounted a second time (a bind mount) when its line is unmounted: the stop refuses at
