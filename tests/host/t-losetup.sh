@@ -385,10 +385,7 @@ done
 # the slots with EAGAIN and changes nothing; losetup tries again, as util-linux
 # does for LOOP_SET_STATUS64, and the setup stands.  Seen in a guest as a
 # "multi-key set-up (multi-key-v3) failed: Resource temporarily unavailable".
-: >"$log"
-AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=configure AESLOOP_SHIM_BUSY=3 LD_PRELOAD=$shim \
-	"$losetup" -e AES128 -P "$vectors/keys65.txt" "$dev" "$backing" </dev/null >/dev/null 2>"$tmp/err"
-rc=$?
+AESLOOP_SHIM_BUSY=3 run_losetup configure /dev/null -e AES128 -P "$vectors/keys65.txt" "$dev" "$backing"
 if [ "$rc" -eq 0 ] && [ "$(grep -c '^LOOP_MULTI_KEY_SETUP_V3 ' "$log")" = 4 ] &&
    ! grep -q '^LOOP_CLR_FD' "$log" && grep -qx 'KEYSCAN 0' "$log"; then
 	pass multi-key-busy-retried
@@ -398,11 +395,8 @@ fi
 # Busy for good: the retries end (39 pauses of 250 ms), the device is
 # detached, the message says why, and a v3 driver is not given v2 instead
 # (the fallback -H random keys take on a driver without v3).
-: >"$log"
 t0=$SECONDS
-AESLOOP_SHIM_LOG=$log AESLOOP_SHIM_MODE=configure AESLOOP_SHIM_BUSY=1000 LD_PRELOAD=$shim \
-	"$losetup" -e AES128 -H random "$dev" "$backing" </dev/null >/dev/null 2>"$tmp/err"
-rc=$?
+AESLOOP_SHIM_BUSY=1000 run_losetup configure /dev/null -e AES128 -H random "$dev" "$backing"
 if [ "$rc" -ne 0 ] &&
    grep -q 'multi-key set-up (multi-key-v3) failed: Resource temporarily unavailable' "$tmp/err" &&
    [ "$(grep -c '^LOOP_MULTI_KEY_SETUP_V3 ' "$log")" = 40 ] &&
