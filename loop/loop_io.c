@@ -1380,7 +1380,8 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
  * @bind: the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
  *        LOOP_CHANGE_FD)
  *
- * Sets @lo->lo_bdev (see loop_bio_target()) and LO_FLAGS_DIRECT_IO: asked
+ * Sets @lo->lo_bdev (see loop_bio_target(); NULL for a regular file, also
+ * when it replaces a device) and LO_FLAGS_DIRECT_IO: asked
  * for, or the file was opened O_DIRECT (as the stock driver), and possible
  * (loop_can_dio()).  Bios bypass the backing device's page cache, so when
  * I/O starts going as bios (at a bind too: another opener may have left
@@ -1402,7 +1403,12 @@ void loop_update_io_path(struct loop_device *lo, bool bind)
 		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
 
 	target = loop_bio_target(file, lo->lo_offset, bsize);
-	if (!bdev || (!bind && target == lo->lo_bdev))
+	/* A regular file, maybe in place of a device (LOOP_CHANGE_FD). */
+	if (!bdev) {
+		lo->lo_bdev = NULL;
+		return;
+	}
+	if (!bind && target == lo->lo_bdev)
 		return;
 	if (!target) {
 		if (!bind)

@@ -16,6 +16,9 @@
 #                bios (LOOP_SET_BLOCK_SIZE, LOOP_SET_STATUS offset, a bind or
 #                LOOP_CHANGE_FD over another opener's dirty pages) reads back,
 #                and no old cached page is written over newer data later
+#   cfd-FROM-TO-*  LOOP_CHANGE_FD from a file or device to a file or device,
+#                plain and encrypted, buffered and direct: the new store is
+#                read, flushed and named in sysfs, also once the old is gone
 #   4kn-*        a 512-byte loop over a 4096-byte device says at setup that
 #                it goes through the page cache; with -b 4096 or
 #                --direct-io=on it has 4096-byte blocks and sends bios
@@ -256,6 +259,94 @@ if lower=$(losetup.stock -f --show /tmp/cfd-b.img) &&
 else
 	t_fail change-fd-dirty "could not set up the loops"
 fi
+
+# LOOP_CHANGE_FD between every kind of backing store, as a table: from a
+# file or a device to a file or a device, plain and encrypted, with and
+# without direct I/O.  After the switch the loop reads the new store's data,
+# buffered and O_DIRECT, names it in sysfs, keeps direct I/O as asked (the
+# files are on ext4, which does O_DIRECT; the devices are plain loops),
+# sends a flush to it and none to the old one, and goes on reading it once
+# the old device is gone.  A device-to-file switch used to leave the bios
+# going to the old device: its data was read, and once it was removed the
+# next read met a freed device.
+cfd_fs=/tmp/cfd-fs.img cfd_mnt=/mnt/cfd
+t_zerofile "$cfd_fs" 64M
+mkdir -p "$cfd_mnt"
+if cfd_fsdev=$(losetup.stock -f --show "$cfd_fs") && t_run_quiet mkfs.ext4 -q "$cfd_fsdev" &&
+   mount "$cfd_fsdev" "$cfd_mnt"; then
+	t_randfile /tmp/cfd-pa 4M
+	t_randfile /tmp/cfd-pb 4M
+	pa=$(t_sha256 /tmp/cfd-pa)
+	pb=$(t_sha256 /tmp/cfd-pb)
+	dio_sum() { dd if="$1" bs=64k iflag=direct 2>/dev/null | sha256sum | cut -d' ' -f1; }
+	# cfd_store KIND NAME PLAIN ENC: a backing store of KIND (file: in the ext4; dev: a plain
+	# loop over a file in tmpfs) holding PLAIN, encrypted when ENC is aes; prints its path.
+	cfd_store() {
+		local path w
+		if [ "$1" = file ]; then
+			path=$cfd_mnt/$2.img
+			t_zerofile "$path" 4M
+		else
+			t_zerofile "/tmp/$2.img" 4M
+			path=$(losetup.stock -f --show "/tmp/$2.img") || return 1
+		fi
+		if [ "$4" = aes ]; then
+			w=$(losetup.stock -f) && "$lo_ioctl" configure "$w" "$path" "${enc_opts[@]}" &&
+				dd if="$3" of="$w" bs=64k conv=fsync 2>/dev/null &&
+				"$lo_ioctl" clr "$w" || return 1
+		else
+			dd if="$3" of="$path" bs=64k conv=fsync,notrunc 2>/dev/null || return 1
+		fi
+		echo "$path"
+	}
+	cfd_drop() { case "$1" in /dev/*) losetup.stock -d "$1" ;; *) rm -f "$1" ;; esac; }
+	for from in file dev; do
+	for to in file dev; do
+	for enc in plain aes; do
+	for dio in 0 1; do
+		name=cfd-$from-$to-$enc-$([ $dio = 1 ] && echo dio || echo buffered)
+		opts=(-r -f $((1 | dio * 16)))
+		[ $enc = plain ] || opts+=("${enc_opts[@]}")
+		if ! { a=$(cfd_store $from cfd-a /tmp/cfd-pa $enc) &&
+		       b=$(cfd_store $to cfd-b /tmp/cfd-pb $enc) &&
+		       up=$(losetup.stock -f) && "$lo_ioctl" configure "$up" "$a" "${opts[@]}"; }; then
+			t_fail "$name" "could not set up $enc $from-backed loop"
+			continue
+		fi
+		t_expect_eq "$name-reads-old" "$pa" "$(t_sha256 "$up")"
+		t_check "$name-change-fd" "$lo_ioctl" change-fd "$up" "$b" -r
+		t_expect_eq "$name-reads-new" "$pb" "$(t_sha256 "$up")"
+		t_expect_eq "$name-reads-new-direct" "$pb" "$(dio_sum "$up")"
+		t_expect_eq "$name-sysfs-file" "$b" "$(cat "/sys/block/${up#/dev/}/loop/backing_file")"
+		t_expect_eq "$name-sysfs-dio" $dio "$(cat "/sys/block/${up#/dev/}/loop/dio")"
+		if [ $to = dev ]; then
+			before=$(flushes "$b")
+			t_check "$name-flush" sync "$up"
+			t_check "$name-flush-reaches-new" test "$(flushes "$b")" -gt "$before"
+		fi
+		if [ $from = dev ]; then
+			before=$(flushes "$a")
+			sync "$up"
+			t_expect_eq "$name-no-flush-to-old" "$before" "$(flushes "$a")"
+			# The old device goes away (a USB stick pulled, a deleted LV).
+			cfd_drop "$a"
+			echo 3 >/proc/sys/vm/drop_caches
+			t_expect_eq "$name-old-gone" "$pb" "$(dio_sum "$up")"
+		else
+			cfd_drop "$a"
+		fi
+		losetup.stock -d "$up"
+		cfd_drop "$b"
+	done
+	done
+	done
+	done
+	umount "$cfd_mnt"
+else
+	t_fail cfd "could not make an ext4 for the LOOP_CHANGE_FD table"
+fi
+[ -z "${cfd_fsdev:-}" ] || losetup.stock -d "$cfd_fsdev"
+rm -f "$cfd_fs" /tmp/cfd-*
 
 # A loop with 512-byte blocks over a device with 4096-byte sectors cannot
 # send bios (swap on it would need memory for the page cache): it says so
