@@ -174,7 +174,8 @@ struct kthread_worker *loop_run_worker(int number, unsigned int i)
  * @max_hw_sectors: the largest request, 512-byte sectors
  *
  * The queue has no write cache until bound (a flush on an unbound device
- * succeeds with nothing to do) and is non-rotational.
+ * succeeds with nothing to do); from 6.11 on it is non-rotational, before
+ * rotational, as the stock driver's.
  *
  * Return: the disk, or an ERR_PTR.
  */
@@ -248,15 +249,19 @@ void loop_clear_limits(struct request_queue *q, bool discard,
 	queue_limits_commit_update(q, &lim);
 }
 #else
+/*
+ * Rotational until bound, as the stock driver of these kernels: blk-wbt
+ * takes its latency target from the flag once, when the disk is added
+ * (75 ms rotational, 2 ms not), and keeps it whatever the loop is bound
+ * to later, so the stock driver's loops all throttle writeback at 75 ms.
+ */
 struct gendisk *loop_alloc_disk(struct blk_mq_tag_set *set, void *queuedata,
 				unsigned int max_hw_sectors)
 {
 	struct gendisk *disk = blk_mq_alloc_disk(set, queuedata);
 
-	if (!IS_ERR(disk)) {
-		blk_queue_flag_set(QUEUE_FLAG_NONROT, disk->queue);
+	if (!IS_ERR(disk))
 		blk_queue_max_hw_sectors(disk->queue, max_hw_sectors);
-	}
 	return disk;
 }
 
