@@ -9,10 +9,14 @@
  *  - loop_validate_mutex: serialises binding a backing file, so that the
  *    check against loop stacking cycles sees a stable picture.
  *  - lo->lo_mutex: a device's configuration and lo_state.  Taken killable
- *    by ioctls.  Changes that the I/O path sees (backing file, offsets, key)
- *    are made with the queue frozen, so workers never need a lock: a frozen
- *    queue is the only I/O barrier.  The sysfs "loop" group's readers take
- *    lo_mutex, so the group is never removed with lo_mutex held.
+ *    by ioctls, and held while they wait for I/O (a queue freeze, a sync).
+ *    Changes that the I/O path sees (backing file, offsets, key) are made
+ *    with the queue frozen, so workers never need a lock: a frozen queue is
+ *    the only I/O barrier.
+ *  - lo->lo_lock: what the sysfs "loop" group shows (backing file, offset,
+ *    size limit, flags) is changed under it as well as under lo_mutex, and
+ *    read under it alone, so that listing loops never waits behind an
+ *    ioctl's I/O.  Innermost; nothing sleeps under it.
  *
  * Device states:
  *  LO_UNBOUND -> LO_BOUND            LOOP_SET_FD / LOOP_CONFIGURE
@@ -34,6 +38,7 @@
 #include <linux/loop.h>
 #include <linux/major.h>
 #include <linux/mutex.h>
+#include <linux/spinlock.h>
 #include <linux/uidgid.h>
 #include <linux/kthread.h>
 
@@ -57,8 +62,9 @@ enum lo_state {
  * Protected by loop_ctl_mutex: @lo_visible.
  *
  * Protected by @lo_mutex, and changed only with the queue frozen while
- * @lo_state is LO_BOUND (the I/O path reads them without a lock, sysfs
- * under @lo_mutex):
+ * @lo_state is LO_BOUND (the I/O path reads them without a lock; sysfs
+ * reads @lo_backing_file, @lo_offset, @lo_sizelimit and @lo_flags under
+ * @lo_lock, which their changes also take):
  * @lo_backing_file, @lo_offset, @lo_iv_offset, @lo_sizelimit, @lo_flags,
  * @lo_crypt, @lo_bdev, @lo_workers, @lo_nr_workers.  Two exceptions, so
  * the I/O path reads those two through loop_io_flags() and
@@ -73,6 +79,7 @@ struct loop_device {
 	bool			lo_visible;	/* to REMOVE and GET_FREE */
 	enum lo_state		lo_state;
 	struct mutex		lo_mutex;	/* see the lock story above */
+	spinlock_t		lo_lock;	/* sysfs' view, as above */
 
 	struct file		*lo_backing_file;
 	struct block_device	*lo_bdev;	/* set: I/O goes to it as bios */
@@ -132,6 +139,17 @@ struct loop_device {
 static inline u32 loop_io_flags(const struct loop_device *lo)
 {
 	return READ_ONCE(lo->lo_flags);
+}
+
+/*
+ * Set lo_flags (lo_mutex held): under lo_lock for sysfs' readers, marked
+ * for the I/O path's.
+ */
+static inline void loop_set_flags(struct loop_device *lo, u32 flags)
+{
+	spin_lock(&lo->lo_lock);
+	WRITE_ONCE(lo->lo_flags, flags);
+	spin_unlock(&lo->lo_lock);
 }
 
 /* Whether the device has a key, read without lo_mutex. */

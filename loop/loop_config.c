@@ -85,19 +85,30 @@ static int loop_check_info(const struct loop_info64 *info)
 	return 0;
 }
 
+/* Set the backing file (lo_mutex held), under lo_lock for sysfs' readers. */
+static void loop_set_backing_file(struct loop_device *lo, struct file *file)
+{
+	spin_lock(&lo->lo_lock);
+	lo->lo_backing_file = file;
+	spin_unlock(&lo->lo_lock);
+}
+
 /*
  * Install the offset, size limit and file name of a status; the caller
- * froze the queue or is binding.
+ * froze the queue or is binding.  Offset and size limit change together
+ * for sysfs' readers (lo_lock).
  */
 static void loop_apply_geometry(struct loop_device *lo,
 				const struct loop_info64 *info)
 {
 	s64 off = (s64)info->lo_offset;
 
+	spin_lock(&lo->lo_lock);
 	lo->lo_info_offset = off;
 	lo->lo_offset = off < 0 ? -off : off;
 	lo->lo_iv_offset = off < 0 ? 0 : (u64)off >> SECTOR_SHIFT;
 	lo->lo_sizelimit = info->lo_sizelimit;
+	spin_unlock(&lo->lo_lock);
 	memcpy(lo->lo_file_name, info->lo_file_name, LO_NAME_SIZE);
 	lo->lo_file_name[LO_NAME_SIZE - 1] = 0;
 }
@@ -347,10 +358,10 @@ int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	lo->lo_old_gfp_mask = mapping_gfp_mask(mapping);
 	/* Reclaim must not re-enter the file system under the loop's I/O. */
 	mapping_set_gfp_mask(mapping, lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
-	lo->lo_backing_file = file;
+	loop_set_backing_file(lo, file);
 	loop_apply_geometry(lo, info);
 	loop_apply_key(lo, info, ctx);
-	lo->lo_flags = flags;
+	loop_set_flags(lo, flags);
 	/* Without direct I/O support, buffered I/O, as the stock driver does. */
 	loop_update_io_path(lo, true);
 	flags = lo->lo_flags;
@@ -397,7 +408,7 @@ out_putf:
 /*
  * Take the sysfs "loop" group away, once: at a deferred detach, or at the
  * unbind.  Not with lo_mutex held: removing the group waits for its
- * readers, and backing_file_show() takes lo_mutex.
+ * readers, which must never wait for an ioctl.
  */
 static void loop_sysfs_remove(struct loop_device *lo)
 {
@@ -436,7 +447,7 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	memflags = loop_freeze(q);
 	file = lo->lo_backing_file;
 	mapping_set_gfp_mask(file->f_mapping, lo->lo_old_gfp_mask);
-	lo->lo_backing_file = NULL;
+	loop_set_backing_file(lo, NULL);
 	lo->lo_bdev = NULL;
 	loop_crypt_free(lo->lo_crypt);
 	lo->lo_crypt = NULL;
@@ -446,13 +457,15 @@ static void loop_unbind(struct loop_device *lo, bool release)
 	lo->lo_encrypt_type = LO_CRYPT_NONE;
 	memset(lo->lo_crypt_name, 0, LO_NAME_SIZE);
 	memset(lo->lo_file_name, 0, LO_NAME_SIZE);
+	spin_lock(&lo->lo_lock);
 	lo->lo_offset = 0;
 	lo->lo_iv_offset = 0;
 	lo->lo_info_offset = 0;
 	lo->lo_sizelimit = 0;
+	spin_unlock(&lo->lo_lock);
 	lo->lo_init[0] = 0;
 	lo->lo_init[1] = 0;
-	lo->lo_flags = 0;
+	loop_set_flags(lo, 0);
 	loop_unfreeze(q, memflags);
 	/* The queue is drained and refuses new work: nothing is queued. */
 	loop_stop_workers(lo);
@@ -539,7 +552,7 @@ int loop_clr_fd(struct loop_device *lo, bool excl)
 		if (!excl && READ_ONCE(disk->part0->bd_holder))
 			goto out_unlock;
 		/* Beside requests: see struct loop_device. */
-		WRITE_ONCE(lo->lo_flags, lo->lo_flags | LO_FLAGS_AUTOCLEAR);
+		loop_set_flags(lo, lo->lo_flags | LO_FLAGS_AUTOCLEAR);
 		lo->lo_state = LO_RUNDOWN;
 		mutex_unlock(&lo->lo_mutex);
 		mutex_unlock(&disk->open_mutex);
@@ -680,8 +693,8 @@ int loop_set_status(struct loop_device *lo, const struct loop_info64 *info)
 	loop_update_io_path(lo, false);
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
-	lo->lo_flags &= ~LO_STATUS_CLEARABLE;
-	lo->lo_flags |= info->lo_flags & LO_STATUS_SETTABLE;
+	loop_set_flags(lo, (lo->lo_flags & ~LO_STATUS_CLEARABLE) |
+			   (info->lo_flags & LO_STATUS_SETTABLE));
 	if (partscan)
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	loop_unfreeze(lo->lo_disk->queue, memflags);
@@ -894,7 +907,7 @@ int loop_set_direct_io(struct loop_device *lo, unsigned long arg)
 		/* Cached pages of the file must reach it before I/O bypasses them. */
 		vfs_fsync(lo->lo_backing_file, 0);
 		memflags = loop_freeze(lo->lo_disk->queue);
-		lo->lo_flags ^= LO_FLAGS_DIRECT_IO;
+		loop_set_flags(lo, lo->lo_flags ^ LO_FLAGS_DIRECT_IO);
 		loop_unfreeze(lo->lo_disk->queue, memflags);
 	}
 	mutex_unlock(&lo->lo_mutex);
@@ -951,7 +964,7 @@ int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	lo->lo_old_gfp_mask = mapping_gfp_mask(file->f_mapping);
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
-	lo->lo_backing_file = file;
+	loop_set_backing_file(lo, file);
 	loop_update_io_path(lo, true);
 	loop_unfreeze(lo->lo_disk->queue, memflags);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);

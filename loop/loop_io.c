@@ -1396,11 +1396,14 @@ void loop_update_io_path(struct loop_device *lo, bool bind)
 	struct file *file = lo->lo_backing_file;
 	struct block_device *bdev = lo_file_bdev(file), *target;
 	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
+	u32 flags = lo->lo_flags;
 
 	if (file->f_flags & O_DIRECT)
-		lo->lo_flags |= LO_FLAGS_DIRECT_IO;
+		flags |= LO_FLAGS_DIRECT_IO;
 	if (!loop_can_dio(lo, file))
-		lo->lo_flags &= ~LO_FLAGS_DIRECT_IO;
+		flags &= ~LO_FLAGS_DIRECT_IO;
+	if (flags != lo->lo_flags)
+		loop_set_flags(lo, flags);
 
 	target = loop_bio_target(file, lo->lo_offset, bsize);
 	/* A regular file, maybe in place of a device (LOOP_CHANGE_FD). */

@@ -136,6 +136,7 @@ static int loop_add(int i)
 	}
 	lo->lo_state = LO_UNBOUND;
 	mutex_init(&lo->lo_mutex);
+	spin_lock_init(&lo->lo_lock);
 	loop_keyscrub_init(lo);
 	INIT_WORK(&lo->lo_limits_work, loop_limits_work);
 

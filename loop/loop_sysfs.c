@@ -7,6 +7,8 @@
  */
 #include <linux/dcache.h>
 #include <linux/device.h>
+#include <linux/file.h>
+#include <linux/spinlock.h>
 #include <linux/sysfs.h>
 
 #include "loop.h"
@@ -16,42 +18,50 @@ static struct loop_device *dev_to_loop(struct device *dev)
 	return dev_to_disk(dev)->private_data;
 }
 
+/*
+ * The attributes are read under lo_lock alone, never lo_mutex: an ioctl
+ * may hold that while it waits for I/O, and listing loops (losetup -l,
+ * lsblk, udev) must not wait with it.  Their changes take lo_lock too, so
+ * a read sees a whole value (a 64-bit offset on a 32-bit CPU, the flags
+ * before or after a LOOP_SET_STATUS64, not in between).
+ */
 static ssize_t backing_file_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
 	struct loop_device *lo = dev_to_loop(dev);
-	ssize_t ret = 0;
+	struct file *file;
+	ssize_t ret;
 	char *p;
 
-	mutex_lock(&lo->lo_mutex);
-	if (lo->lo_backing_file) {
-		p = file_path(lo->lo_backing_file, buf, PAGE_SIZE - 1);
-		if (IS_ERR(p)) {
-			ret = PTR_ERR(p);
-		} else {
-			ret = strlen(p);
-			memmove(buf, p, ret);
-			buf[ret++] = '\n';
-			buf[ret] = 0;
-		}
+	spin_lock(&lo->lo_lock);
+	file = lo->lo_backing_file;
+	if (file)
+		get_file(file);
+	spin_unlock(&lo->lo_lock);
+	if (!file)
+		return 0;
+	p = file_path(file, buf, PAGE_SIZE - 1);
+	if (IS_ERR(p)) {
+		ret = PTR_ERR(p);
+	} else {
+		ret = strlen(p);
+		memmove(buf, p, ret);
+		buf[ret++] = '\n';
+		buf[ret] = 0;
 	}
-	mutex_unlock(&lo->lo_mutex);
+	fput(file);
 	return ret;
 }
 
-/*
- * The attributes below change under lo_mutex, the flags' AUTOCLEAR even
- * beside requests: read them under it, as LOOP_GET_STATUS64 does.
- */
 static ssize_t offset_show(struct device *dev, struct device_attribute *attr,
 			   char *buf)
 {
 	struct loop_device *lo = dev_to_loop(dev);
 	loff_t offset;
 
-	mutex_lock(&lo->lo_mutex);
+	spin_lock(&lo->lo_lock);
 	offset = lo->lo_offset;
-	mutex_unlock(&lo->lo_mutex);
+	spin_unlock(&lo->lo_lock);
 	return sysfs_emit(buf, "%llu\n", (unsigned long long)offset);
 }
 
@@ -61,9 +71,9 @@ static ssize_t sizelimit_show(struct device *dev,
 	struct loop_device *lo = dev_to_loop(dev);
 	loff_t sizelimit;
 
-	mutex_lock(&lo->lo_mutex);
+	spin_lock(&lo->lo_lock);
 	sizelimit = lo->lo_sizelimit;
-	mutex_unlock(&lo->lo_mutex);
+	spin_unlock(&lo->lo_lock);
 	return sysfs_emit(buf, "%llu\n", (unsigned long long)sizelimit);
 }
 
@@ -72,9 +82,9 @@ static ssize_t lo_flag_show(struct device *dev, char *buf, u32 flag)
 	struct loop_device *lo = dev_to_loop(dev);
 	u32 flags;
 
-	mutex_lock(&lo->lo_mutex);
+	spin_lock(&lo->lo_lock);
 	flags = lo->lo_flags;
-	mutex_unlock(&lo->lo_mutex);
+	spin_unlock(&lo->lo_lock);
 	return sysfs_emit(buf, "%d\n", !!(flags & flag));
 }
 

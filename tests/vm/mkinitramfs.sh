@@ -46,6 +46,7 @@ programs=(
 	"/usr/bin/umount /usr/bin/umount"
 	"/usr/sbin/blkid /usr/sbin/blkid"
 	"/usr/sbin/blockdev /usr/sbin/blockdev"
+	"/usr/bin/lsblk /usr/bin/lsblk"
 	"/usr/sbin/sfdisk /usr/sbin/sfdisk"
 	"/usr/bin/partx /usr/bin/partx"
 	"/usr/bin/addpart /usr/bin/addpart"

@@ -11,6 +11,10 @@
 #                bdev-one-worker: the same for a plain loop over a block device;
 #                dio-backlog-spreads: behind a frozen backing file system, past 32
 #                requests waiting on the first worker the others take them too
+#                sysfs-no-wait: the loop/ attributes, losetup -l and lsblk answer
+#                while an ioctl holding lo_mutex waits for I/O behind a frozen file
+#                system; sysfs-flap: during flapping LOOP_SET_STATUS64s they show
+#                only values that were set
 #   dio-4k       --direct-io=on on an ext4 with 4096-byte sectors: a
 #                4096-byte loop with direct I/O, as the stock driver
 #   capacity     losetup -c after the file grew
@@ -159,6 +163,96 @@ backlog_spread() {
 	t_expect_eq "$name-fio-verify" 0 "$rc"
 }
 
+# sysfs_no_wait NAME DEV MNT: DEV is a plain loop with direct I/O over a file in the file
+# system at MNT.  With MNT frozen, a write to DEV waits in the driver, and udisks' autoclear
+# round trip (LOOP_SET_STATUS64 with flags alone) waits in its queue freeze for that write,
+# holding lo_mutex.  Meanwhile each attribute of DEV's loop/ group, losetup -l (util-linux's
+# and the patched one) and lsblk must answer: the ioctl still waits when they are done.  They
+# get 10 s; without the fix they wait for the thaw.  The freeze is kept short, as in
+# backlog_spread().
+sysfs_no_wait() {
+	local name=$1 dev=$2 mnt=$3 wpid spid rpid i flight=0 state="" answered=no stalled=no _
+	local sys=/sys/block/${dev#/dev/}
+	if ! fsfreeze --freeze "$mnt"; then
+		t_fail "$name" "fsfreeze --freeze $mnt failed"
+		return
+	fi
+	t_cleanup fsfreeze --unfreeze "$mnt"
+	dd if=/dev/zero of="$dev" bs=4k count=1 oflag=direct 2>/dev/null &
+	wpid=$!
+	for ((i = 0; i < 100 && flight == 0; i++)); do
+		sleep 0.1
+		read -r _ flight <"$sys/inflight" || flight=0
+	done
+	"$lo_ioctl" set-autoclear "$dev" 0 &
+	spid=$!
+	for ((i = 0; i < 100; i++)); do
+		state=$(awk '{ print $3 }' "/proc/$spid/stat" 2>/dev/null)
+		[ "$state" != D ] || break
+		sleep 0.1
+	done
+	(
+		for a in backing_file offset sizelimit autoclear partscan dio; do
+			echo "$a=$(cat "$sys/loop/$a")"
+		done
+		losetup.stock -l "$dev"
+		losetup -l "$dev"
+		lsblk "$dev"
+	) >"$work/no-wait.out" 2>&1 &
+	rpid=$!
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$rpid" 2>/dev/null || { answered=yes; break; }
+		sleep 0.1
+	done
+	[ "$(awk '{ print $3 }' "/proc/$spid/stat" 2>/dev/null)" != D ] || stalled=yes
+	fsfreeze --unfreeze "$mnt"
+	wait "$wpid" "$spid" "$rpid"
+	t_expect_eq "$name-ioctl-waited" D "$state"
+	t_expect_eq "$name-answered" yes "$answered"
+	t_expect_eq "$name-before-the-ioctl" yes "$stalled"
+	t_check "$name-backing-file" grep -qx "backing_file=$(losetup.stock -nO BACK-FILE "$dev")" \
+		"$work/no-wait.out"
+	t_check "$name-lsblk" grep -q "^${dev#/dev/} " "$work/no-wait.out"
+	[ "$answered" = yes ] || t_log "$(cat "$work/no-wait.out")"
+}
+
+# sysfs_flap NAME DEV: while LOOP_SET_STATUS64 flips DEV between two states (offset 0 and
+# size limit 1 MiB, offset 4096 and size limit 2 MiB, autoclear set in both; DEV held open
+# so that it stays bound), sysfs shows only values that were set: a torn offset, or
+# autoclear read between its clearing and its setting again, would be another.
+sysfs_flap() {
+	local name=$1 dev=$2 sys=/sys/block/${2#/dev/}/loop fpid bad=0 reads=0 set=0 o l a i
+	exec 8<"$dev"
+	(
+		for ((i = 0; i < 100; i++)); do
+			"$lo_ioctl" set-status "$dev" -o 0 -l 1048576 -f 4 || exit 1
+			"$lo_ioctl" set-status "$dev" -o 4096 -l 2097152 -f 4 || exit 1
+		done
+	) &
+	fpid=$!
+	while kill -0 "$fpid" 2>/dev/null; do
+		read -r a <"$sys/autoclear"
+		read -r o <"$sys/offset"
+		read -r l <"$sys/sizelimit"
+		reads=$((reads + 1))
+		# Autoclear is 0 only until the first LOOP_SET_STATUS64, and so is the size limit
+		# (read after autoclear, so it may have been set meanwhile).
+		[ "$a" = 1 ] && set=1
+		case "$set:$a:$o:$l" in
+		[01]:[01]:0:1048576 | [01]:[01]:4096:2097152 | [01]:[01]:0:2097152 | [01]:[01]:4096:1048576) ;;
+		0:0:0:0) ;;
+		*) bad=$((bad + 1)); t_log "$name: read autoclear $a, offset $o, sizelimit $l" ;;
+		esac
+		[ "$set:$a" != 1:0 ] || { bad=$((bad + 1)); t_log "$name: autoclear read 0 after 1"; }
+	done
+	t_check "$name-flips" wait "$fpid"
+	# Back as it was before the last close.
+	"$lo_ioctl" set-status "$dev" -o 0 -l 0 -f 0
+	exec 8<&-
+	t_log "$name: $reads reads"
+	t_expect_eq "$name-whole-values" 0 "$bad"
+}
+
 # partscan: one primary partition of type 0x83 at LBA 2048, 8192 sectors.
 img=$work/parted.img
 t_zerofile "$img" 16M
@@ -220,6 +314,8 @@ if outer=$(losetup.stock -f --show "$work/outer.img") &&
 		# Its worker only sends such a request on: waking others costs, gains nothing.
 		worker_spread dio-one-worker "$dev" first
 		backlog_spread dio-backlog-spreads "$dev" /mnt/e
+		sysfs_no_wait sysfs-no-wait "$dev" /mnt/e
+		sysfs_flap sysfs-flap "$dev"
 		t_check dio-off "$lo_ioctl" raw "$dev" 0x4C08 0
 		t_expect_eq dio-off-sysfs 0 "$(sysfs "$dev" loop/dio)"
 		# Synchronous file I/O: the workers share it (and the check sees them run).
