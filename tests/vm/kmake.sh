@@ -20,8 +20,18 @@ tree="$top/build/kernel/$kver"
 [ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
 compiler=$(cat "$tree/.aesloop-compiler" 2>/dev/null || echo gcc)
 
+# make builds in the checkout itself (loop.ko in loop/, its objects in aes/ and aes-intel/): two
+# builds at once, for two kernels (check.sh's lanes each making a system image), would write
+# the same files.  So one at a time: the lock's descriptor passes through exec to make and its
+# children, and is let go when they end.
+checkout_lock() {
+	exec 7>"$top/build/.kmake.lock"
+	flock 7
+}
+
 cd "$top"
 if command -v "$compiler" >/dev/null; then
+	checkout_lock
 	exec make "$@"
 fi
 
@@ -53,6 +63,7 @@ if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 	exec 8>&-
 fi
 
+checkout_lock
 # A private mount namespace: the bind mounts vanish with the command, whatever happens.
 # shellcheck disable=SC2016 # the inner shell expands its own arguments
 exec unshare --mount --propagation private -- /bin/sh -c '
