@@ -152,10 +152,13 @@ fetch() {
 	done
 }
 
-# Notes the release a series resolved to (see memo above).
+# Notes the release a series resolved to (see memo above), on every call so that it stays newer
+# than the lists.  Written beside it and renamed over it: a kernel.sh running at the same time
+# (check.sh's lanes) reads the old note or the new one, never an empty file.
 remember() {
 	if [ -z "$exact" ]; then
-		echo "$kver" >"$memo"
+		echo "$kver" >"$memo.$$"
+		mv -f "$memo.$$" "$memo"
 	fi
 }
 
