@@ -5,11 +5,13 @@
 #  - t-multikey.sh: the v2/v3 volumes it wrote (mk-V-BITS.img) decrypt with
 #    aespipe -P keys64.txt / keys65.txt to plain64.img.
 # Run after the VM runs; prints TAP (tests/tap.sh).
+# Usage: tests/vm/host-aespipe.sh [DIR]: DIR is crypt/ in the share the guests had (run.sh -s;
+# default build/vm/share/crypt); the vectors are read from the same share.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/../.." && pwd)
 dir=${1:-$top/build/vm/share/crypt}
-vectors=$top/build/vm/share/vectors
+vectors=$(dirname "$dir")/vectors
 TAP_PREFIX=${NAME_PREFIX:-}
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
