@@ -131,6 +131,70 @@ share_vectors() {
 	cp -r "$(tests/host/vectors-dir.sh)" build/vm/share/vectors
 }
 
+# share_for KVER: prints a /share of KVER's own for run.sh -s, build/vm/share-KVER, made empty
+# but for the vectors (share_vectors first).  The suites leave files there under fixed names
+# (t-crypt's and t-multikey's crypt/, which host-aespipe.sh reads after them, t-crash's
+# crash.img): two kernels' guests at once must not share one.
+share_for() {
+	local dir=$top/build/vm/share-$1
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	cp -r "$top/build/vm/share/vectors" "$dir/vectors"
+	echo "$dir"
+}
+
+# Two lanes of work at once: each TCG guest runs on one host thread (tests/vm/run.sh), so two
+# guests use two cores.  lanes ITEM...: runs each ITEM (a name the caller's run_item knows;
+# item_minutes gives its time alone, in tenths of a minute) in lane a or b, the longest first,
+# each in the lane with less work so far.  Each ITEM has results of its own ($log/lanes/ITEM.txt)
+# and its output goes to $log/lanes/ITEM.log and to its lane's log ($log/lane-a.log,
+# lane-b.log); when both lanes are done, the items join the run's results in the order given
+# (so numbering does not depend on the lanes or on timing), each after its output (result
+# lines left out: they follow, numbered anew).  Whatever two items share must be safe to use at
+# once (see tests/check.sh).
+lanes_dir=$log/lanes
+lanes() {
+	local item w load_a=0 load_b=0 a=() b=()
+	rm -rf "$lanes_dir"
+	mkdir -p "$lanes_dir"
+	while read -r w item; do
+		if [ "$load_a" -le "$load_b" ]; then
+			a+=("$item") load_a=$((load_a + w))
+		else
+			b+=("$item") load_b=$((load_b + w))
+		fi
+	done < <(for item; do echo "$(item_minutes "$item") $item"; done | sort -s -k1,1nr)
+	printf '# lane a, about %d.%d minutes alone: %s\n' $((load_a / 10)) $((load_a % 10)) "${a[*]}"
+	printf '# lane b, about %d.%d minutes alone: %s\n' $((load_b / 10)) $((load_b % 10)) "${b[*]}"
+	# fd 3: the run's own output, for a line as each item ends.
+	exec 3>&1
+	run_lane a "${a[@]}" >"$log/lane-a.log" 2>&1 &
+	run_lane b "${b[@]}" >"$log/lane-b.log" 2>&1 &
+	wait
+	exec 3>&-
+	for item; do
+		awk '/^(not )?ok [0-9]+ / { next } /^#/ { print; next } { print "# " $0 }' \
+			"$lanes_dir/$item.log"
+		tap_relay "$results" <"$lanes_dir/$item.txt"
+	done
+}
+
+# run_lane NAME ITEM...: one lane's items, one after the other.
+run_lane() {
+	local name=$1 item t0 took results
+	shift
+	for item; do
+		t0=$SECONDS
+		results=$lanes_dir/$item.txt
+		: >"$results"
+		run_item "$item" 3>&- 2>&1 | tee "$lanes_dir/$item.log"
+		took=$((SECONDS - t0))
+		took=$(printf '%d min %02d s' $((took / 60)) $((took % 60)))
+		echo "# $item: $took in lane $name" | tee -a "$lanes_dir/$item.log"
+		echo "# lane $name: $item done ($took)" >&3
+	done
+}
+
 # The plan, the counts per kernel, the failures, and the last line: "N passed,
 # N failed, N skipped".  Its status is 0 only when nothing failed.
 summary() {

@@ -11,6 +11,13 @@
 #   KSERIES=7.3 tests/check.sh    only these guest kernels (KSERIES= none)
 #   SYSTEMS=trixie tests/check.sh only these system images (SYSTEMS= none)
 # The debug kernel's tier has its own command: tests/check-debug.sh (make check-debug).
+#
+# The host phase runs alone, one step after the other (the benchmark's ratios
+# need an idle machine); then every kernel is fetched and every loop.ko built,
+# one at a time (they are built in loop/ itself) and each copied to a file of
+# its own; then the VM suites of each kernel and the system images run in two
+# lanes at once (see lanes in tests/check-lib.sh), each guest loading its own
+# copy of loop.ko (run.sh -m).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,98 +80,136 @@ variant_on() { # VARIANT SERIES
 	return 1
 }
 
-# Each kernel series: build loop.ko against it, then run its tier's VM suites.
+# Every kernel, and each loop.ko for it, before any guest runs: the builds share loop/ (where
+# kbuild puts loop.ko and its objects), so they go one at a time, here; each module is copied to
+# $modules/KVER[-VARIANT].ko, which the lanes' guests load.  The kernels whose fetch or build
+# failed get no VM suites.
+stage "Kernels and their loop.ko (one at a time; the VM suites follow, in two lanes)"
+modules=$log/modules
+rm -rf "$modules"
+mkdir -p "$modules"
+declare -A kver_of=()
+kernels=()
 for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	tier=$(tier_of "$kser")
-	stage "Kernel $kser ($tier)"
+	stage "Kernel $kser ($tier): fetch, build"
 	if ! kver=$(tests/vm/kernel.sh "$kser" 2>"$log/kernel-$kser.log"); then
 		sed "s/^/# /" "$log/kernel-$kser.log"
 		result fail "kernel-$kser" "could not fetch the Debian $kser kernel"
+		continue
+	fi
+	if [[ " $kvers " == *" $kver "* ]]; then
+		echo "# $kser is $kver, whose suites run already"
 		continue
 	fi
 	if ! module_for "$kver"; then
 		result skip "vm-$kver" "loop.ko did not build"
 		continue
 	fi
+	cp loop/loop.ko "$modules/$kver.ko"
 	kvers+=" $kver"
+	kver_of[$kser]=$kver
+	kernels+=("$kser")
 	# The build and install targets as users and packagers run them, and the Debian packages
-	# (lintian, DKMS), on the kernel whose compiler is the host's.
+	# (lintian, DKMS), on the kernel whose compiler is the host's.  make-targets.sh copies the
+	# checkout, which no build may be changing then: so here, not in a lane.
 	if [ "$kser" = 6.1 ]; then
 		record "make-targets-$kver" tests/host/make-targets.sh \
 			"$top/build/kernel/$kver/lib/modules/$kver/build"
 		record "deb-packages-$kver" tests/host/deb-packages.sh \
 			"$top/build/kernel/$kver/lib/modules/$kver/build"
 	fi
+	[ "$tier" = full ] || continue
+	# KEYSCRUB=y: keys move and are inverted every second under I/O.
+	if variant_on keyscrub "$kser" &&
+	   build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
+		cp loop/loop.ko "$modules/$kver-keyscrub.ko"
+	fi
+	# INTELAES=n: no aes-intel code in loop.ko, the generic C AES in the
+	# kernel even on a CPU with AES-NI.
+	if variant_on no-intelaes "$kser" &&
+	   build_module "$kver" "build-module-$kver-no-intelaes" INTELAES=n; then
+		cp loop/loop.ko "$modules/$kver-no-intelaes.ko"
+		# shellcheck disable=SC2016 # sh expands $1
+		step "module-$kver-no-intelaes-has-no-aes-intel" \
+			sh -c '! nm "$1" | grep aesloop_intel_' sh "$modules/$kver-no-intelaes.ko" ||
+			rm -f "$modules/$kver-no-intelaes.ko"
+	fi
+done
+
+# kernel_suites SERIES: the VM suites of SERIES's tier, on the modules built above, with a
+# /share of the kernel's own (share_for).
+kernel_suites() {
+	local kser=$1 kver=${kver_of[$1]} tier share t
+	tier=$(tier_of "$kser")
+	stage "Kernel $kser ($tier): VM suites on $kver"
+	share=$(share_for "$kver")
+	local vm=(-k "$kver" -m "$modules/$kver.ko" -s "$share")
 	if [ "$tier" = full ]; then
 		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers"
 	else
 		suites="t-plain t-crypt t-multikey t-callers"
 	fi
 	for t in $suites; do
-		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
+		vm_results "${vm[@]}" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
-	# What t-crypt and t-multikey left in build/vm/share, against aespipe.
-	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh
+	# What t-crypt and t-multikey left in the share, against aespipe.
+	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh "$share/crypt"
 	# The default module has the AES-NI/VAES code (x86_64): the suites above
 	# ran it on -cpu max; the path it picks there, and the generic fallback
 	# on a CPU without AES-NI (qemu64), with the same answers.
-	for cpu in max qemu64; do
-		[ "$cpu" = max ] ||
-			vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/t-crypt" \
-				/aesloop/tests/vm/t-crypt.sh
-		vm_results -k "$kver" -c "$cpu" -n "$kver/intelaes-$cpu/aes-path" \
-			/aesloop/tests/vm/t-aes-path.sh "$cpu"
-	done
+	vm_results "${vm[@]}" -c max -n "$kver/intelaes-max/aes-path" \
+		/aesloop/tests/vm/t-aes-path.sh max
+	vm_results "${vm[@]}" -c qemu64 -n "$kver/intelaes-qemu64/t-crypt" \
+		/aesloop/tests/vm/t-crypt.sh
+	vm_results "${vm[@]}" -c qemu64 -n "$kver/intelaes-qemu64/aes-path" \
+		/aesloop/tests/vm/t-aes-path.sh qemu64
 	# util-linux 2.41 (make losetup-2.41): its losetup, mount, swapon and
 	# swapoff with the loop-AES suites, on trixie's kernel series.
 	if [ "$kser" = 6.12 ]; then
 		if [ -x build/ul-2.41/bin/losetup ]; then
 			for t in t-keys t-mount; do
-				vm_results -k "$kver" -U build/ul-2.41 -n "$kver/ul-2.41/$t" \
+				vm_results "${vm[@]}" -U build/ul-2.41 -n "$kver/ul-2.41/$t" \
 					"/aesloop/tests/vm/$t.sh"
 			done
 		else
 			result fail "$kver/ul-2.41" "build/ul-2.41/bin/losetup is not built"
 		fi
 	fi
-	[ "$tier" = full ] || continue
+	[ "$tier" = full ] || return 0
 
 	# KEYSCRUB=y: keys move and are inverted every second under I/O.
-	if variant_on keyscrub "$kser" &&
-	   build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
+	if [ -f "$modules/$kver-keyscrub.ko" ]; then
 		for t in t-crypt t-driver t-callers; do
-			vm_results -k "$kver" -n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
+			vm_results "${vm[@]}" -m "$modules/$kver-keyscrub.ko" \
+				-n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
 		done
 	fi
-	# INTELAES=n: no aes-intel code in loop.ko, the generic C AES in the
-	# kernel even on a CPU with AES-NI.
-	if variant_on no-intelaes "$kser" &&
-	   build_module "$kver" "build-module-$kver-no-intelaes" INTELAES=n &&
-	   step "module-$kver-no-intelaes-has-no-aes-intel" \
-		sh -c '! nm loop/loop.ko | grep aesloop_intel_'; then
+	# INTELAES=n: the C AES in the kernel on a CPU with AES-NI.
+	if [ -f "$modules/$kver-no-intelaes.ko" ]; then
 		for t in t-crypt t-multikey; do
-			vm_results -k "$kver" -n "$kver/no-intelaes/$t" "/aesloop/tests/vm/$t.sh"
+			vm_results "${vm[@]}" -m "$modules/$kver-no-intelaes.ko" \
+				-n "$kver/no-intelaes/$t" "/aesloop/tests/vm/$t.sh"
 		done
 	fi
-	build_module "$kver" "build-module-$kver-again"
 	# Random ioctls and a user without privileges; -u: the module must
 	# unload afterwards, so nothing holds a reference.
-	vm_results -k "$kver" -u -n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
-	# Durability across a hard reset: two boots.
-	vm_results -k "$kver" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
-	vm_results -k "$kver" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
+	vm_results "${vm[@]}" -u -n "$kver/t-abuse" /aesloop/tests/vm/t-abuse.sh
+	# Durability across a hard reset: two boots (the image in the kernel's share).
+	vm_results "${vm[@]}" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
+	vm_results "${vm[@]}" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
 	# Swap on an encrypted device-backed loop in a 256 MiB guest that
 	# dirties more than it has (about 3.5 minutes).
-	vm_results -k "$kver" -M 256 -d 512 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
+	vm_results "${vm[@]}" -M 256 -d 512 -n "$kver/t-swap" /aesloop/tests/vm/t-swap.sh
 	# The I/O suites again with parallel workers; small bounce sets make
 	# device-backed writes span several bios, and t-crypt's large reads are
 	# shared by four.
 	for t in t-driver t-bdev t-crypt; do
 		variant_on threads4 "$kser" || break
-		vm_results -k "$kver" -p "lo_threads=4 lo_prealloc=4" \
+		vm_results "${vm[@]}" -p "lo_threads=4 lo_prealloc=4" \
 			-n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
 	done
-done
+}
 
 # Real Debian systems booted with systemd, udev and udisks, aesloop installed as the README
 # says: bookworm (6.1, util-linux 2.38.1), trixie (7.3 from trixie-backports, 2.41), bookworm
@@ -176,10 +221,15 @@ done
 full=${FULL:-0}
 default_systems="bookworm trixie bookworm-deb"
 [ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut"
-for suite in ${SYSTEMS-$default_systems}; do
+
+# system_suites SUITE: the image of SUITE and its suites.  What two of them share is kept apart
+# by SUITE: image.sh's and image-root.sh's folders (build/system/SUITE...), the disks in $log and
+# the files in build/vm/share are named by it, and kmake.sh builds one loop.ko at a time.
+system_suites() {
+	local suite=$1 suites with_fstab variants t d disks fstab detached variant name disk root
+	local rescue again
 	stage "System: Debian $suite (tests/system)"
-	step "system-image-$suite" tests/system/image.sh "$suite" || continue
-	kvers+=" $suite"
+	step "system-image-$suite" tests/system/image.sh "$suite" || return 0
 	# bookworm's t-boot is FULL=1's: t-deb checks the same on bookworm in CI (the boot's
 	# loop.ko, its AES path, an encrypted volume under udev), and every other boot of this
 	# image checks that the module loaded is the one make install put there.  So is its
@@ -262,6 +312,71 @@ for suite in ${SYSTEMS-$default_systems}; do
 		system_results -s "$suite" -i part -t 1200 -R -a "tests/system/$rescue" \
 			-n "$suite-$name/rescue" tests/system/t-root.sh rescue
 	done
+}
+
+run_item() { # kernel-SERIES or system-SUITE
+	case "$1" in
+	kernel-*) kernel_suites "${1#kernel-}" ;;
+	system-*) system_suites "${1#system-}" ;;
+	esac
+}
+
+# item_minutes ITEM: what ITEM takes alone on a two-core machine, in tenths of a minute, for
+# lanes to balance them by.  CI's: the tiers' times in CI's run of 2026-12-06 (one after the
+# other, 71 minutes in all: the README's table), less what is now done before the lanes (the
+# kernel's fetch, about 0.7 minutes each, and 1.0 for the trixie build root; 10 s a loop.ko;
+# 1.5 for make-targets and deb-packages): 6.1 12.8 -> 10.3, 7.3 17.0 -> 14.4, 6.12 6.8 ->
+# 6.0, 7.3-rt 5.3 -> 4.5; the systems as measured.  So CI's lanes:
+#   a: 7.3 full 14.4, bookworm-deb 7.2, 7.3-rt smoke 4.5, trixie 2.8   28.9 minutes alone
+#   b: 6.1 full 10.3, bookworm 9.8, 6.12 smoke 6.0                     26.1 minutes alone
+# and, each guest a little slower beside another, about 32 minutes at once: with the host
+# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 48.
+# FULL=1's: from the README's times of make check-full, its system tier's 124 minutes split by
+# guess.  Newer measurements belong here and in the README's table.
+item_minutes() {
+	if [ "$full" = 1 ]; then
+		case "$1" in
+		kernel-6.1) echo 135 ;;
+		kernel-7.3) echo 167 ;;
+		kernel-6.12) echo 230 ;;
+		kernel-7.3-rt) echo 210 ;;
+		kernel-*) echo 200 ;;
+		system-bookworm) echo 550 ;;
+		system-trixie) echo 400 ;;
+		system-bookworm-dracut) echo 300 ;;
+		system-bookworm-deb) echo 72 ;;
+		*) echo 300 ;;
+		esac
+		return
+	fi
+	case "$1" in
+	kernel-6.1) echo 103 ;;
+	kernel-7.3) echo 144 ;;
+	kernel-6.12) echo 60 ;;
+	kernel-7.3-rt) echo 45 ;;
+	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 100; else echo 35; fi ;;
+	system-bookworm) echo 98 ;;
+	system-trixie) echo 28 ;;
+	system-bookworm-deb) echo 72 ;;
+	*) echo 100 ;;
+	esac
+}
+
+items=()
+for kser in "${kernels[@]}"; do
+	items+=("kernel-$kser")
+done
+systems=${SYSTEMS-$default_systems}
+for suite in $systems; do
+	items+=("system-$suite")
+done
+if [ "${#items[@]}" -gt 0 ]; then
+	stage "VM suites and system images, two lanes at once (logs: $log/lane-a.log, $log/lane-b.log)"
+	lanes "${items[@]}"
+fi
+# The systems whose image was made, for the per-kernel counts.
+for suite in $systems; do
+	! grep -q "^ok [0-9]* system-image-$suite\$" "$results" || kvers+=" $suite"
 done
 
 summary
