@@ -170,7 +170,9 @@ kernel_suites() {
 	tier=$(tier_of "$kser")
 	stage "Kernel $kser ($tier): VM suites on $kver"
 	share=$(share_for "$kver")
-	local vm=(-k "$kver" -m "$modules/$kver.ko" -s "$share")
+	# The kernel and its share; vm with the default module, variant for a variant's.
+	local variant=(-k "$kver" -s "$share")
+	local vm=("${variant[@]}" -m "$modules/$kver.ko")
 	if [ "$tier" = full ]; then
 		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers"
 	else
@@ -212,14 +214,14 @@ kernel_suites() {
 	# KEYSCRUB=y: keys move and are inverted every second under I/O.
 	if [ -f "$modules/$kver-keyscrub.ko" ]; then
 		for t in t-crypt t-driver t-callers; do
-			vm_results "${vm[@]}" -m "$modules/$kver-keyscrub.ko" \
+			vm_results "${variant[@]}" -m "$modules/$kver-keyscrub.ko" \
 				-n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
 		done
 	fi
 	# INTELAES=n: the C AES in the kernel on a CPU with AES-NI.
 	if [ -f "$modules/$kver-no-intelaes.ko" ]; then
 		for t in t-crypt t-multikey; do
-			vm_results "${vm[@]}" -m "$modules/$kver-no-intelaes.ko" \
+			vm_results "${variant[@]}" -m "$modules/$kver-no-intelaes.ko" \
 				-n "$kver/no-intelaes/$t" "/aesloop/tests/vm/$t.sh"
 		done
 	fi
