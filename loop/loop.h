@@ -15,8 +15,9 @@
  *    the only I/O barrier.
  *  - lo->lo_lock: what the sysfs "loop" group shows (backing file, offset,
  *    size limit, flags) is changed under it as well as under lo_mutex, and
- *    read under it alone, so that listing loops never waits behind an
- *    ioctl's I/O.  Innermost; nothing sleeps under it.
+ *    read under it alone, so that reading the group never waits behind an
+ *    ioctl's I/O (opening the device takes lo_mutex, as stock 6.1 does).
+ *    Innermost; nothing sleeps under it.
  *
  * Device states:
  *  LO_UNBOUND -> LO_BOUND            LOOP_SET_FD / LOOP_CONFIGURE
@@ -147,6 +148,7 @@ static inline u32 loop_io_flags(const struct loop_device *lo)
  */
 static inline void loop_set_flags(struct loop_device *lo, u32 flags)
 {
+	lockdep_assert_held(&lo->lo_mutex);
 	spin_lock(&lo->lo_lock);
 	WRITE_ONCE(lo->lo_flags, flags);
 	spin_unlock(&lo->lo_lock);
@@ -318,7 +320,7 @@ bool loop_can_dio(struct loop_device *lo, struct file *file);
 unsigned int loop_default_block_size(struct file *file, u32 flags);
 void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 		     struct loop_queue_caps *caps);
-void loop_update_io_path(struct loop_device *lo, bool bind);
+void loop_update_io_path(struct loop_device *lo, bool bind, u32 flags);
 
 /* loop_crypt.c: keys and the transfer */
 int loop_crypt_prepare(const struct loop_info64 *info,

@@ -88,6 +88,7 @@ static int loop_check_info(const struct loop_info64 *info)
 /* Set the backing file (lo_mutex held), under lo_lock for sysfs' readers. */
 static void loop_set_backing_file(struct loop_device *lo, struct file *file)
 {
+	lockdep_assert_held(&lo->lo_mutex);
 	spin_lock(&lo->lo_lock);
 	lo->lo_backing_file = file;
 	spin_unlock(&lo->lo_lock);
@@ -247,7 +248,7 @@ static int loop_set_limits(struct loop_device *lo, struct file *file,
 		caps.max_write_zeroes_sectors = 0;
 	err = loop_commit_limits(q, bsize, &caps, &memflags);
 	if (!err && lo->lo_state == LO_BOUND)
-		loop_update_io_path(lo, false);
+		loop_update_io_path(lo, false, lo->lo_flags);
 	loop_unfreeze(q, memflags);
 	return err;
 }
@@ -336,14 +337,6 @@ int loop_configure(struct loop_device *lo, bool writable, bool excl,
 			goto out_reset_limits;
 		}
 	}
-	err = sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
-				 &loop_attribute_group);
-	if (err) {
-		loop_stop_workers(lo);
-		goto out_reset_limits;
-	}
-	lo->lo_sysfs = true;
-
 	if (!(file->f_mode & FMODE_WRITE) || !writable ||
 	    !file->f_op->write_iter)
 		flags |= LO_FLAGS_READ_ONLY;
@@ -361,13 +354,22 @@ int loop_configure(struct loop_device *lo, bool writable, bool excl,
 	loop_set_backing_file(lo, file);
 	loop_apply_geometry(lo, info);
 	loop_apply_key(lo, info, ctx);
-	loop_set_flags(lo, flags);
 	/* Without direct I/O support, buffered I/O, as the stock driver does. */
-	loop_update_io_path(lo, true);
+	loop_update_io_path(lo, true, flags);
 	flags = lo->lo_flags;
 	set_disk_ro(lo->lo_disk, flags & LO_FLAGS_READ_ONLY);
 	lo->lo_state = LO_BOUND;
 	loop_unfreeze(lo->lo_disk->queue, memflags);
+	/*
+	 * The "loop" group once the device is whole: util-linux takes it to
+	 * mean "in use" and reads the binding from it.  Without it (no
+	 * memory) the device still works, as with the stock driver.
+	 */
+	if (sysfs_create_group(&disk_to_dev(lo->lo_disk)->kobj,
+			       &loop_attribute_group))
+		pr_warn("%s: no sysfs loop attributes\n", lo->lo_disk->disk_name);
+	else
+		lo->lo_sysfs = true;
 
 	loop_media_changed(lo->lo_disk);
 	set_capacity_and_notify(lo->lo_disk, loop_size(lo));
@@ -407,20 +409,18 @@ out_putf:
 
 /*
  * Take the sysfs "loop" group away, once: at a deferred detach, or at the
- * unbind.  Not with lo_mutex held: removing the group waits for its
- * readers, which must never wait for an ioctl.
+ * unbind.  Under lo_mutex, so that an unbind racing a deferred detach
+ * cannot let a new bind create the group while it is still there; its
+ * readers, which the removal waits for, take only lo_lock.
  */
 static void loop_sysfs_remove(struct loop_device *lo)
 {
-	bool present;
-
 	mutex_lock(&lo->lo_mutex);
-	present = lo->lo_sysfs;
-	lo->lo_sysfs = false;
-	mutex_unlock(&lo->lo_mutex);
-	if (present)
+	if (lo->lo_sysfs)
 		sysfs_remove_group(&disk_to_dev(lo->lo_disk)->kobj,
 				   &loop_attribute_group);
+	lo->lo_sysfs = false;
+	mutex_unlock(&lo->lo_mutex);
 }
 
 /*
@@ -689,12 +689,14 @@ int loop_set_status(struct loop_device *lo, const struct loop_info64 *info)
 		loop_apply_key(lo, info, ctx);
 		ctx = NULL;	/* installed */
 	}
-	/* A new offset may not suit direct I/O or bios to a device any more. */
-	loop_update_io_path(lo, false);
 	partscan = !(lo->lo_flags & LO_FLAGS_PARTSCAN) &&
 		   (info->lo_flags & LO_FLAGS_PARTSCAN);
-	loop_set_flags(lo, (lo->lo_flags & ~LO_STATUS_CLEARABLE) |
-			   (info->lo_flags & LO_STATUS_SETTABLE));
+	/*
+	 * The settable flags, and direct I/O as far as the new offset still
+	 * suits it, in one change.
+	 */
+	loop_update_io_path(lo, false, (lo->lo_flags & ~LO_STATUS_CLEARABLE) |
+				       (info->lo_flags & LO_STATUS_SETTABLE));
 	if (partscan)
 		clear_bit(GD_SUPPRESS_PART_SCAN, &lo->lo_disk->state);
 	loop_unfreeze(lo->lo_disk->queue, memflags);
@@ -965,7 +967,7 @@ int loop_change_fd(struct loop_device *lo, struct block_device *bdev,
 	mapping_set_gfp_mask(file->f_mapping,
 			     lo->lo_old_gfp_mask & ~(__GFP_IO | __GFP_FS));
 	loop_set_backing_file(lo, file);
-	loop_update_io_path(lo, true);
+	loop_update_io_path(lo, true, lo->lo_flags);
 	loop_unfreeze(lo->lo_disk->queue, memflags);
 	mapping_set_gfp_mask(old->f_mapping, old_gfp);
 	/* Read-only, so nothing is dirty: pages read meanwhile go too. */

@@ -1317,7 +1317,8 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
  * and a flush is then what writes it back; one that reaches a device
  * without a cache costs nothing.  An unbound device has none, as stock: a
  * flush there (an fsync of /dev/loopN after its detach, as e2fsprogs'
- * tools do at close) has nothing to write and must not fail.
+ * tools do at close) has nothing to write and must not fail.  It keeps
+ * the rotational flag its last backing file gave it, as stock.
  */
 void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 		     struct loop_queue_caps *caps)
@@ -1326,8 +1327,10 @@ void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 	struct inode *inode;
 
 	memset(caps, 0, sizeof(*caps));
-	if (!file)
+	if (!file) {
+		caps->keep_rotational = true;
 		return;
+	}
 	caps->write_cache = true;
 	inode = file->f_mapping->host;
 	bdev = lo_file_bdev(file);
@@ -1375,14 +1378,16 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
 
 /**
  * loop_update_io_path() - choose between bios and the backing file
- * @lo:   the device: lo_mutex held and the queue frozen (or not yet live);
- *        its backing file, offset, logical block size and lo_flags set
- * @bind: the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
- *        LOOP_CHANGE_FD)
+ * @lo:    the device: lo_mutex held and the queue frozen (or not yet live);
+ *         its backing file, offset and logical block size set
+ * @bind:  the backing file is new (LOOP_SET_FD, LOOP_CONFIGURE,
+ *         LOOP_CHANGE_FD)
+ * @flags: the lo_flags to set, LO_FLAGS_DIRECT_IO as asked for; they are
+ *         set once, with LO_FLAGS_DIRECT_IO as it can be
  *
  * Sets @lo->lo_bdev (see loop_bio_target(); NULL for a regular file, also
- * when it replaces a device) and LO_FLAGS_DIRECT_IO: asked
- * for, or the file was opened O_DIRECT (as the stock driver), and possible
+ * when it replaces a device) and LO_FLAGS_DIRECT_IO: asked for, or the
+ * file was opened O_DIRECT (as the stock driver), and possible
  * (loop_can_dio()).  Bios bypass the backing device's page cache, so when
  * I/O starts going as bios (at a bind too: another opener may have left
  * dirty pages), and when it goes back to the page cache (its pages are
@@ -1391,12 +1396,11 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
  * device whose sectors the loop cannot take as bios gets a notice: its
  * page cache needs memory, which swap on the loop cannot count on.
  */
-void loop_update_io_path(struct loop_device *lo, bool bind)
+void loop_update_io_path(struct loop_device *lo, bool bind, u32 flags)
 {
 	struct file *file = lo->lo_backing_file;
 	struct block_device *bdev = lo_file_bdev(file), *target;
 	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
-	u32 flags = lo->lo_flags;
 
 	if (file->f_flags & O_DIRECT)
 		flags |= LO_FLAGS_DIRECT_IO;

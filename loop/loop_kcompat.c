@@ -216,11 +216,14 @@ int loop_commit_limits(struct request_queue *q, unsigned int bsize,
 	lim.discard_granularity = caps->discard_granularity;
 	lim.max_hw_discard_sectors = caps->max_discard_sectors;
 	lim.max_write_zeroes_sectors = caps->max_write_zeroes_sectors;
-	lim.features &= ~(BLK_FEAT_WRITE_CACHE | BLK_FEAT_ROTATIONAL);
+	lim.features &= ~BLK_FEAT_WRITE_CACHE;
 	if (caps->write_cache)
 		lim.features |= BLK_FEAT_WRITE_CACHE;
-	if (caps->rotational)
-		lim.features |= BLK_FEAT_ROTATIONAL;
+	if (!caps->keep_rotational) {
+		lim.features &= ~BLK_FEAT_ROTATIONAL;
+		if (caps->rotational)
+			lim.features |= BLK_FEAT_ROTATIONAL;
+	}
 	*memflags = loop_freeze(q);
 	return queue_limits_commit_update(q, &lim);
 }
@@ -277,10 +280,12 @@ int loop_commit_limits(struct request_queue *q, unsigned int bsize,
 	blk_queue_max_discard_sectors(q, caps->max_discard_sectors);
 	blk_queue_max_write_zeroes_sectors(q, caps->max_write_zeroes_sectors);
 	blk_queue_write_cache(q, caps->write_cache, false);
-	if (caps->rotational)
-		blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
-	else
-		blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	if (!caps->keep_rotational) {
+		if (caps->rotational)
+			blk_queue_flag_clear(QUEUE_FLAG_NONROT, q);
+		else
+			blk_queue_flag_set(QUEUE_FLAG_NONROT, q);
+	}
 	return 0;
 }
 

@@ -62,6 +62,8 @@ static inline void lo_release(struct gendisk *disk)
  * @max_write_zeroes_sectors: largest write-zeroes, 512-byte sectors; 0 for
  *                            none
  * @rotational:               the backing store is a rotating disk
+ * @keep_rotational:          unbinding: the flag stays as the last backing
+ *                            store set it, as the stock driver leaves it
  * @write_cache:              data passes a volatile cache: flushes are
  *                            needed
  */
@@ -70,6 +72,7 @@ struct loop_queue_caps {
 	unsigned int	max_discard_sectors;
 	unsigned int	max_write_zeroes_sectors;
 	bool		rotational;
+	bool		keep_rotational;
 	bool		write_cache;
 };
 

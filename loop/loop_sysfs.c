@@ -7,7 +7,6 @@
  */
 #include <linux/dcache.h>
 #include <linux/device.h>
-#include <linux/file.h>
 #include <linux/spinlock.h>
 #include <linux/sysfs.h>
 
@@ -23,33 +22,33 @@ static struct loop_device *dev_to_loop(struct device *dev)
  * may hold that while it waits for I/O, and listing loops (losetup -l,
  * lsblk, udev) must not wait with it.  Their changes take lo_lock too, so
  * a read sees a whole value (a 64-bit offset on a 32-bit CPU, the flags
- * before or after a LOOP_SET_STATUS64, not in between).
+ * before or after a LOOP_SET_STATUS64, which sets them at once).
  */
 static ssize_t backing_file_show(struct device *dev,
 				 struct device_attribute *attr, char *buf)
 {
 	struct loop_device *lo = dev_to_loop(dev);
-	struct file *file;
-	ssize_t ret;
+	ssize_t ret = 0;
 	char *p;
 
+	/*
+	 * The path is made under lo_lock, as the stock driver does: a
+	 * reference taken here could outlive a LOOP_CHANGE_FD and make the
+	 * old file's last close this reader's.
+	 */
 	spin_lock(&lo->lo_lock);
-	file = lo->lo_backing_file;
-	if (file)
-		get_file(file);
-	spin_unlock(&lo->lo_lock);
-	if (!file)
-		return 0;
-	p = file_path(file, buf, PAGE_SIZE - 1);
-	if (IS_ERR(p)) {
-		ret = PTR_ERR(p);
-	} else {
-		ret = strlen(p);
-		memmove(buf, p, ret);
-		buf[ret++] = '\n';
-		buf[ret] = 0;
+	if (lo->lo_backing_file) {
+		p = file_path(lo->lo_backing_file, buf, PAGE_SIZE - 1);
+		if (IS_ERR(p)) {
+			ret = PTR_ERR(p);
+		} else {
+			ret = strlen(p);
+			memmove(buf, p, ret);
+			buf[ret++] = '\n';
+			buf[ret] = 0;
+		}
 	}
-	fput(file);
+	spin_unlock(&lo->lo_lock);
 	return ret;
 }
 

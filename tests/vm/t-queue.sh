@@ -6,10 +6,13 @@
 #   queue-file     a loop on a file in an ext4 on a rotational disk (virtio-blk)
 #   queue-dio      the same with --direct-io=on
 #   queue-bdev     a loop on a partition of that disk
+#   queue-detached the file loop's device once detached (it keeps the rotational flag)
 # Each compares all of queue/ and names the attributes that differ, but one: a loop on a
 # block device is rotational when the device is (rotational-bdev), where the stock driver
 # asks the file system of the device node, which has none, and so says non-rotational
-# on a disk too (6.1).  wbt-* compares
+# on a disk too (6.1); and a detached loop offers no discard or write-zeroes and has no
+# write cache, as before its first binding (detached-*), where the stock driver leaves the
+# last file's discard limits (6.1) or write cache (7.3) in place.  wbt-* compares
 # writeback throttling's latency target alone (6.1 takes it from the rotational flag
 # once, when the disk is added: 75 ms on the stock driver's loops, whatever is below).
 # Needs a scratch disk: run.sh -d 128.  At the end our module is loaded again.
@@ -38,9 +41,19 @@ fi
 t_cleanup umount /mnt/q
 t_zerofile /mnt/q/f.img 16M
 
-# snapshot DRIVER: "KIND ATTRIBUTE VALUE" lines of each kind of loop, in $work/DRIVER.
+# queue_of KIND DEV: "KIND ATTRIBUTE VALUE" lines of DEV's queue/.
+queue_of() {
+	local a
+	for a in "/sys/block/${2#/dev/}"/queue/*; do
+		if [ -f "$a" ]; then
+			printf '%s %s %s\n' "$1" "${a##*/}" "$(tr '\n' ' ' <"$a")"
+		fi
+	done
+}
+
+# snapshot DRIVER: the queue/ of each kind of loop, in $work/DRIVER.
 snapshot() {
-	local out=$work/$1 kind dev a
+	local out=$work/$1 kind dev
 	: >"$out"
 	for kind in unbound file dio bdev; do
 		case $kind in
@@ -49,13 +62,9 @@ snapshot() {
 		dio) dev=$(losetup.stock --direct-io=on -f --show /mnt/q/f.img) ;;
 		bdev) dev=$(losetup.stock -f --show /dev/vda2) ;;
 		esac || { echo "$kind - setup-failed" >>"$out"; continue; }
-		for a in "/sys/block/${dev#/dev/}"/queue/*; do
-			if [ ! -f "$a" ]; then
-				continue
-			fi
-			printf '%s %s %s\n' "$kind" "${a##*/}" "$(tr '\n' ' ' <"$a")" >>"$out"
-		done
+		queue_of $kind "$dev" >>"$out"
 		[ $kind = unbound ] || losetup.stock -d "$dev"
+		[ $kind != file ] || queue_of detached "$dev" >>"$out"
 	done
 }
 
@@ -67,9 +76,10 @@ fi
 t_check reload insmod "$ko"
 snapshot aesloop
 
-# differing KIND [IGNORED]: the attributes whose values differ, with both values.
+# differing KIND [IGNORED]: the attributes whose values differ, with both values, but for
+# those in the list IGNORED.
 differing() {
-	awk -v k="$1" -v ignored="${2:-}" '$1 != k || $2 == ignored { next }
+	awk -v k="$1" -v ignored=" ${2:-} " '$1 != k || index(ignored, " " $2 " ") { next }
 		{ a = $2; $1 = $2 = ""; v = substr($0, 3) }
 		FNR == NR { s[a] = v; next }
 		{ o[a] = v }
@@ -78,10 +88,15 @@ differing() {
 			for (a in o) if (!(a in s)) printf "%s (stock none, aesloop %s); ", a, o[a]
 		}' "$work/stock" "$work/aesloop"
 }
-value() { awk -v k="$2" -v a="$3" '$1 == k && $2 == a { print $3 }' "$work/$1"; }
+value() { awk -v k="$2" -v a="$3" '$1 == k && $2 == a { $1 = $2 = ""; print substr($0, 3) }' "$work/$1"; }
 
-for kind in unbound file dio bdev; do
-	differ=$(differing $kind "$([ $kind = bdev ] && echo rotational)")
+for kind in unbound file dio bdev detached; do
+	case $kind in
+	bdev) ignored=rotational ;;
+	detached) ignored="discard_granularity discard_max_bytes discard_max_hw_bytes write_zeroes_max_bytes write_cache" ;;
+	*) ignored= ;;
+	esac
+	differ=$(differing $kind "$ignored")
 	if ! grep -q "^$kind " "$work/stock" 2>/dev/null; then
 		t_fail "queue-$kind" "no snapshot of the stock driver's"
 	elif [ -n "$differ" ]; then
@@ -92,3 +107,6 @@ for kind in unbound file dio bdev; do
 	t_expect_eq "wbt-$kind" "$(value stock $kind wbt_lat_usec)" "$(value aesloop $kind wbt_lat_usec)"
 done
 t_expect_eq rotational-bdev "$(cat /sys/block/vda/queue/rotational)" "$(value aesloop bdev rotational)"
+for a in discard_max_bytes write_zeroes_max_bytes write_cache; do
+	t_expect_eq "detached-$a" "$(value aesloop unbound $a)" "$(value aesloop detached $a)"
+done
