@@ -40,7 +40,7 @@ grep -h 'built in' "$log/debug-kernel.log" || true
 # beside the default one, so that no lane rebuilds loop/loop.ko under another.
 lane_a() {
 	local t
-	for t in t-keys t-plain t-params t-crypt t-multikey t-bdev t-mount; do
+	for t in t-keys t-plain t-params t-crypt t-multikey t-bdev t-reconfig t-mount; do
 		vm_results -k "$kver" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	vm_results -k "$kver" -n "$kver/aes-path" /aesloop/tests/vm/t-aes-path.sh max

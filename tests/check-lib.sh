@@ -60,7 +60,7 @@ vm_limit() {
 	t-boot | t-udev | t-udisks | t-fstab | t-deb) limit=1200 ;;
 	# t-root's first phase runs the image's update-initramfs three times under TCG.
 	t-root) limit=2400 ;;
-	t-callers | t-abuse | t-crypt | t-multikey) limit=600 ;;
+	t-callers | t-abuse | t-crypt | t-multikey | t-reconfig) limit=600 ;;
 	*) limit=300 ;;
 	esac
 	echo $((limit * ${VM_LIMIT_FACTOR:-1}))

@@ -174,13 +174,15 @@ kernel_suites() {
 	local variant=(-k "$kver" -s "$share")
 	local vm=("${variant[@]}" -m "$modules/$kver.ko")
 	if [ "$tier" = full ]; then
-		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-mount t-keys t-callers"
+		suites="t-plain t-params t-crypt t-multikey t-driver t-bdev t-reconfig t-mount t-keys t-callers"
 	else
 		suites="t-plain t-crypt t-multikey t-callers"
 	fi
 	for t in $suites; do
 		vm_results "${vm[@]}" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
+	# The queue limits against the kernel's own loop.ko, on every kernel: on a scratch disk.
+	vm_results "${vm[@]}" -d 128 -n "$kver/t-queue" /aesloop/tests/vm/t-queue.sh
 	# What t-crypt and t-multikey left in the share, against aespipe.
 	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh "$share/crypt"
 	# The default module has the AES-NI/VAES code (x86_64): the suites above
@@ -363,12 +365,13 @@ run_item() { # kernel-SERIES or system-SUITE
 # other, 71 minutes in all: the README's table), less what is now done before the lanes (the
 # kernel's fetch, about 0.7 minutes each, and 1.0 for the trixie build root; 10 s a loop.ko;
 # 1.5 for make-targets and deb-packages) and less the runs CI has since left to FULL=1
-# (ci_runs: t-swap 3.5, t-crash 1.0, a qemu64 run 0.6, t-keys 1.8): 6.1 12.8 -> 5.8, 7.3
-# 17.0 -> 13.8, 6.12 6.8 -> 3.0, 7.3-rt 5.3 -> 3.3; the systems as measured.  So CI's lanes:
-#   a: 7.3 full 13.8, 6.1 full 5.8, 6.12 smoke 3.0                     22.6 minutes alone
-#   b: bookworm 9.8, bookworm-deb 7.2, 7.3-rt smoke 3.3, trixie 2.8    23.1 minutes alone
-# and, each guest a little slower beside another, about 26 minutes at once: with the host
-# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 42.
+# (ci_runs: t-swap 3.5, t-crash 1.0, a qemu64 run 0.6, t-keys 1.8), plus t-queue (0.7
+# minutes, every kernel) and t-reconfig (0.8, full tiers) since: 6.1 12.8 -> 7.3, 7.3
+# 17.0 -> 15.3, 6.12 6.8 -> 3.7, 7.3-rt 5.3 -> 4.0; the systems as measured.  So CI's lanes:
+#   a: 7.3 full 15.3, 6.1 full 7.3, 6.12 smoke 3.7                     26.3 minutes alone
+#   b: bookworm 9.8, bookworm-deb 7.2, 7.3-rt smoke 4.0, trixie 2.8    23.8 minutes alone
+# and, each guest a little slower beside another, about 30 minutes at once: with the host
+# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 46.
 # FULL=1's: from the README's times of make check-full, its system tier's 124 minutes split by
 # guess.  Newer measurements belong here and in the README's table.
 item_minutes() {
@@ -388,10 +391,10 @@ item_minutes() {
 		return
 	fi
 	case "$1" in
-	kernel-6.1) echo 58 ;;
-	kernel-7.3) echo 138 ;;
-	kernel-6.12) echo 30 ;;
-	kernel-7.3-rt) echo 33 ;;
+	kernel-6.1) echo 73 ;;
+	kernel-7.3) echo 153 ;;
+	kernel-6.12) echo 37 ;;
+	kernel-7.3-rt) echo 40 ;;
 	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 100; else echo 35; fi ;;
 	system-bookworm) echo 98 ;;
 	system-trixie) echo 28 ;;
