@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * test_changing_source.c - encryption from a source that changes while it
- * is read (issue 10, item 4).
+ * is read.
  *
  * The driver encrypts a write from the caller's page into its bounce page,
  * and that page can be written to meanwhile (an O_DIRECT buffer, a

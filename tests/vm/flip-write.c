@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * flip-write - O_DIRECT writes from a buffer that a second thread keeps
- * changing, and the check of what they left on the device (issue 10,
- * item 4: multi-key writes must hash and encrypt the same bytes).
+ * changing, and the check of what they left on the device
+ * (multi-key writes must hash and encrypt the same bytes).
  *
  *   flip-write write DEV PASSES   write all of DEV, PASSES times over, in
  *                                 CHUNK-byte O_DIRECT writes of one buffer

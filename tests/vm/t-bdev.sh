@@ -140,7 +140,7 @@ else
 	t_fail flush "could not stack an encrypted loop on a plain one"
 fi
 
-# --- I/O path switches (issue 10, item 2) ---------------------------------
+# --- I/O path switches ---------------------------------------------------
 # A loop on a block device sends bios straight to it when its offset and
 # block size suit the device's logical block size, and goes through the
 # device's page cache otherwise.  Each switch between the two (and a bind
@@ -377,7 +377,7 @@ if lower=$(lower4k); then
 	losetup.stock -d "$lower"
 fi
 
-# --- Queue limits that mirror the backing store (issue 10, item 10) -------
+# --- Queue limits that mirror the backing store ---------------------------
 # As the stock driver: 1280 KiB requests; discard and write-zeroes as far
 # as the backing device can write zeroes (brd cannot: none), never on an
 # encrypted loop; the rotational flag of the device.  The write cache is the

@@ -1,5 +1,5 @@
 #!/bin/bash
-# VM test: the driver as real callers drive it (issue 10's findings; each
+# VM test: the driver as real callers drive it (review findings; each
 # check failed on the driver before the fix named beside it).
 #   ctl-race        /dev/loop-control ADD and REMOVE of one index racing,
 #                   GET_FREE in a third process whose devices must open

@@ -1,6 +1,6 @@
 #!/bin/bash
 # VM test: the loop-AES key sources and options of the patched losetup
-# (issue 5; spec sections 3, 4, 5), on real loops of our loop.ko; the
+# (spec sections 3, 4, 5), on real loops of our loop.ko; the
 # losetup on PATH is that of $AESLOOP_UL_BIN (build/bin, or run.sh -U):
 #   vector-*    plain64.img written through a loop set up from each key
 #               source gives the ciphertext of ../shared/vectors: a
@@ -271,7 +271,7 @@ else
 	t_fail fstab-F "losetup -F $dev failed"
 fi
 
-# losetup -d of a device open elsewhere (issue 10 item 6): LOOP_CLR_FD
+# losetup -d of a device open elsewhere: LOOP_CLR_FD
 # returns 0 and the detach waits for the last close; losetup says so, with
 # who holds it, and exits 0 (the stock contract).  losetup runs with fd 7
 # closed (7<&-), so that only the test shell holds the device.

@@ -193,8 +193,7 @@ if t_check swap-on-cmdline "$bin/swapon" -o "loop=$loop,encryption=AES256,phash=
 	t_check swap-cmdline-off "$bin/swapoff" "$loop"
 	nothing_attached "$img" swap-cmdline-detaches
 fi
-# swapoff of an encrypted swap loop that is still open elsewhere (issue 10
-# item 6): exit 0, the notice of losetup -d, detached at the last close.
+# swapoff of an encrypted swap loop that is still open elsewhere: exit 0, the notice of losetup -d, detached at the last close.
 loop=$(losetup.stock -f)
 if t_check swap-held-on "$bin/swapon" -o "loop=$loop,encryption=AES128,phash=random" "$img"; then
 	exec 7<"$loop"

@@ -13,7 +13,7 @@
 #               keeps changing (flip-write): every 16-byte block read back
 #               is that block of one of the versions; a driver that hashed
 #               one read of the page and encrypted another left sectors
-#               whose first block was data nobody wrote (issue 10, item 4)
+#               whose first block was data nobody wrote
 # The key slots are derived here as losetup does (spec 3.3): the SHA-256
 # (AES128) or SHA-512 (AES256) of each key file line, cut to 32 bytes, byte 0
 # XORed with 0x55 (v2) or 0xF4 (v3).  AES192 needs SHA-384, which busybox

@@ -1,7 +1,7 @@
 #!/bin/bash
 # VM test: plain (unencrypted) loops driven by util-linux's own losetup,
-# unchanged (losetup.stock), on our loop.ko: what issue 2 needs of a
-# complete loop driver.  Each check names the losetup option it covers.
+# unchanged (losetup.stock), on our loop.ko: what a complete loop driver
+# needs.  Each check names the losetup option it covers.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
