@@ -168,10 +168,12 @@ backlog_spread() {
 # round trip (LOOP_SET_STATUS64 with flags alone) waits in its queue freeze for that write,
 # holding lo_mutex.  Meanwhile each attribute of DEV's loop/ group, losetup -l (util-linux's
 # and the patched one) and lsblk must answer: the ioctl still waits when they are done.  They
-# get 10 s; without the fix they wait for the thaw.  The freeze is kept short, as in
-# backlog_spread().
+# get 12 s by the clock (the attributes are read with the shell's own read, the tools are
+# three programs); without the fix they wait for the thaw.  The freeze stays well under the
+# guest's 30 s hung-task limit: at most 5 s for the write to be in flight, 5 s for the ioctl
+# to wait, 12 s for the readers.
 sysfs_no_wait() {
-	local name=$1 dev=$2 mnt=$3 wpid spid rpid i flight=0 state="" answered=no stalled=no _
+	local name=$1 dev=$2 mnt=$3 wpid spid rpid end flight=0 state="" now v answered=no stalled=no _
 	local sys=/sys/block/${dev#/dev/}
 	if ! fsfreeze --freeze "$mnt"; then
 		t_fail "$name" "fsfreeze --freeze $mnt failed"
@@ -180,31 +182,33 @@ sysfs_no_wait() {
 	t_cleanup fsfreeze --unfreeze "$mnt"
 	dd if=/dev/zero of="$dev" bs=4k count=1 oflag=direct 2>/dev/null &
 	wpid=$!
-	for ((i = 0; i < 100 && flight == 0; i++)); do
-		sleep 0.1
+	end=$((SECONDS + 5))
+	while [ "$flight" = 0 ] && [ "$SECONDS" -lt "$end" ]; do
 		read -r _ flight <"$sys/inflight" || flight=0
 	done
 	"$lo_ioctl" set-autoclear "$dev" 0 &
 	spid=$!
-	for ((i = 0; i < 100; i++)); do
-		state=$(awk '{ print $3 }' "/proc/$spid/stat" 2>/dev/null)
-		[ "$state" != D ] || break
-		sleep 0.1
+	end=$((SECONDS + 5))
+	while [ "$state" != D ] && [ "$SECONDS" -lt "$end" ]; do
+		read -r _ _ state _ <"/proc/$spid/stat" 2>/dev/null || state=""
 	done
 	(
 		for a in backing_file offset sizelimit autoclear partscan dio; do
-			echo "$a=$(cat "$sys/loop/$a")"
+			read -r v <"$sys/loop/$a"
+			echo "$a=$v"
 		done
 		losetup.stock -l "$dev"
 		losetup -l "$dev"
 		lsblk "$dev"
 	) >"$work/no-wait.out" 2>&1 &
 	rpid=$!
-	for ((i = 0; i < 100; i++)); do
+	end=$((SECONDS + 12))
+	while [ "$SECONDS" -lt "$end" ]; do
 		kill -0 "$rpid" 2>/dev/null || { answered=yes; break; }
-		sleep 0.1
+		sleep 0.2
 	done
-	[ "$(awk '{ print $3 }' "/proc/$spid/stat" 2>/dev/null)" != D ] || stalled=yes
+	read -r _ _ now _ <"/proc/$spid/stat" 2>/dev/null || now=""
+	[ "$now" != D ] || stalled=yes
 	fsfreeze --unfreeze "$mnt"
 	wait "$wpid" "$spid" "$rpid"
 	t_expect_eq "$name-ioctl-waited" D "$state"
