@@ -206,6 +206,15 @@ t_sha256() {
 	echo "${sum%% *}"
 }
 
+# t_scratch_disk NAME RUN-OPTIONS: true when the scratch disk /dev/vda (run.sh -d) is there;
+# else reports NAME skipped, saying to run the suite with run.sh RUN-OPTIONS, and is false.
+t_scratch_disk() {
+	modprobe virtio_blk 2>/dev/null
+	[ -b /dev/vda ] && return 0
+	t_skip "$1" "no scratch disk /dev/vda; run it with run.sh $2"
+	return 1
+}
+
 # t_cpu_has FLAG: true when the guest CPU has FLAG in /proc/cpuinfo (aes, pclmulqdq, avx2,
 # vaes, avx512f ...); run.sh -c picks the CPU model.
 t_cpu_has() {

@@ -28,11 +28,7 @@ if [ -z "$ko" ] || [ -z "$stock" ]; then
 	t_skip queue "needs our module (run.sh -m) and the kernel's own loop.ko ($stock)"
 	exit 0
 fi
-modprobe virtio_blk 2>/dev/null
-if [ ! -b /dev/vda ]; then
-	t_skip queue "no scratch disk /dev/vda; run it with run.sh -d 128"
-	exit 0
-fi
+t_scratch_disk queue "-d 128" || exit 0
 printf 'label: dos\n2048,65536,83\n,,83\n' | sfdisk -q /dev/vda >/dev/null
 if ! t_run_quiet mkfs.ext4 -q /dev/vda1 || ! mount /dev/vda1 /mnt/q; then
 	t_fail queue "cannot make an ext4 on /dev/vda1"

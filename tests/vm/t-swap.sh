@@ -23,11 +23,7 @@ if [ "$mem_mib" -gt 512 ]; then
 	t_skip swap "the guest has $mem_mib MiB; run it with run.sh -M 256 -d 512"
 	exit 0
 fi
-modprobe virtio_blk 2>/dev/null
-if [ ! -b /dev/vda ]; then
-	t_skip swap "no scratch disk /dev/vda; run it with run.sh -M 256 -d 512"
-	exit 0
-fi
+t_scratch_disk swap "-M 256 -d 512" || exit 0
 vmstat() { awk -v k="$1" '$1 == k { print $2 }' /proc/vmstat; }
 
 if ! dev=$(losetup -e AES128 -p 3 -f --show /dev/vda 3<<<"$pass"); then
