@@ -101,7 +101,38 @@ enum {
 	HAS_AVX512	= 1 << 4,	/* AVX512F and the OS saves zmm state */
 };
 
+/* XCR0 bits: SSE, AVX (upper ymm), and opmask, ZMM_Hi256, Hi16_ZMM. */
+#define XCR0_YMM	0x06ULL
+#define XCR0_ZMM	0xe6ULL
+
+static inline unsigned long long read_xcr0(void)
+{
+	unsigned int lo, hi;
+
+	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+	return (unsigned long long)hi << 32 | lo;
+}
+
 #ifdef __KERNEL__
+
+#ifdef CONFIG_UML
+/*
+ * User-Mode Linux: this kernel is a process of the host, and the host saves
+ * the registers its XCR0 names.  UML's kernel_fpu_begin() is empty: a
+ * section can only be interrupted by a host signal, whose frame holds the
+ * registers until the section goes on.
+ */
+static bool os_saves(unsigned long long xcr0_bits)
+{
+	return boot_cpu_has(X86_FEATURE_OSXSAVE) &&
+	       (read_xcr0() & xcr0_bits) == xcr0_bits;
+}
+#else
+static bool os_saves(unsigned long long xcr0_bits)
+{
+	return cpu_has_xfeatures(xcr0_bits, NULL);
+}
+#endif
 
 static unsigned int cpu_features(void)
 {
@@ -109,32 +140,19 @@ static unsigned int cpu_features(void)
 
 	if (boot_cpu_has(X86_FEATURE_AES) && boot_cpu_has(X86_FEATURE_XMM2))
 		f |= HAS_AES;
-	if (boot_cpu_has(X86_FEATURE_AVX) &&
-	    cpu_has_xfeatures(XFEATURE_MASK_SSE | XFEATURE_MASK_YMM, NULL))
+	if (boot_cpu_has(X86_FEATURE_AVX) && os_saves(XCR0_YMM))
 		f |= HAS_AVX;
 	if ((f & HAS_AVX) && boot_cpu_has(X86_FEATURE_AVX2))
 		f |= HAS_AVX2;
 	if ((f & HAS_AVX) && boot_cpu_has(X86_FEATURE_VAES))
 		f |= HAS_VAES;
 	if ((f & HAS_AVX) && boot_cpu_has(X86_FEATURE_AVX512F) &&
-	    cpu_has_xfeatures(XFEATURE_MASK_AVX512, NULL))
+	    os_saves(XCR0_ZMM))
 		f |= HAS_AVX512;
 	return f;
 }
 
 #else
-
-/* XCR0 bits: SSE, AVX (upper ymm), and opmask, ZMM_Hi256, Hi16_ZMM. */
-#define XCR0_YMM	0x06ULL
-#define XCR0_ZMM	0xe6ULL
-
-static unsigned long long read_xcr0(void)
-{
-	unsigned int lo, hi;
-
-	__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-	return (unsigned long long)hi << 32 | lo;
-}
 
 static unsigned int cpu_features(void)
 {

@@ -29,8 +29,9 @@ finish() {
 	mark END
 	# Until the serial line has sent it all (TCSADRAIN; see t_hard_reset).
 	stty -F "$channel" raw -echo 2>/dev/null
-	# -f: no init to signal; the kernel powers the machine off and QEMU exits.
-	poweroff -f
+	# -f: no init to signal; the kernel powers the machine off and QEMU (or UML) exits.
+	# busybox's: a UML guest's PATH has the host's programs, where poweroff is systemd's.
+	busybox poweroff -f
 	sleep 30
 }
 
@@ -99,15 +100,19 @@ done
 # 120 s, so that guest-dmesg catches it within a test's run.
 echo 30 >/proc/sys/kernel/hung_task_timeout_secs 2>/dev/null || true
 
-modprobe -a virtio_pci 9pnet_virtio 9p || say "could not load the 9p modules"
-# msize: larger 9p messages make reading modules and programs from the share faster.
-# The project is read-only and does not change during a run, so its pages may be cached.
-if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro aesloop /aesloop; then
-	result FAIL guest-setup "cannot mount the project share"
-	finish
+# A User-Mode Linux guest (tests/uml/init.sh, which set AESLOOP_GUEST) has its shares bound
+# already, from the host's root over hostfs; a QEMU guest reads them over 9p.
+if [ "${AESLOOP_GUEST:-qemu}" = qemu ]; then
+	modprobe -a virtio_pci 9pnet_virtio 9p || say "could not load the 9p modules"
+	# msize: larger 9p messages make reading modules and programs from the share faster.
+	# The project is read-only and does not change during a run, so its pages may be cached.
+	if ! mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144,cache=loose,ro aesloop /aesloop; then
+		result FAIL guest-setup "cannot mount the project share"
+		finish
+	fi
+	mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share /share ||
+		say "cannot mount the writable share /share"
 fi
-mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 share /share ||
-	say "cannot mount the writable share /share"
 
 # Modules the tests use; aesni_intel fails on a CPU without AES-NI, which is expected.
 modprobe -a ext4 dm_crypt || say "could not load ext4/dm_crypt"

@@ -19,6 +19,9 @@ shift
 tree="$top/build/kernel/$kver"
 [ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
 compiler=$(cat "$tree/.aesloop-compiler" 2>/dev/null || echo gcc)
+# A User-Mode Linux tree (tests/uml/kernel.sh): kbuild reads ARCH=um from make's command
+# line, which make hands on to the kernel's own makefiles.
+[ ! -x "$tree/boot/linux-$kver" ] || set -- ARCH=um "$@"
 
 # make builds in the checkout itself (loop.ko in loop/, its objects in aes/ and aes-intel/): two
 # builds at once, for two kernels (check.sh's lanes each making a system image), would write

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Runs one script inside a QEMU (TCG) guest with a Debian kernel and the loop.ko under test.
+# Runs one script inside a QEMU (TCG) guest with a Debian kernel and the loop.ko under test,
+# or inside a User-Mode Linux guest (tests/uml/kernel.sh), which runs on this machine's cores.
 set -euo pipefail
 
 usage() {
@@ -9,6 +10,8 @@ Usage: tests/vm/run.sh [OPTIONS] SCRIPT [ARGS...]
 Boots build/kernel/KVER/boot/vmlinuz-KVER under QEMU (TCG), loads the module under test with
 insmod, runs SCRIPT ARGS... in the guest, checks the guest's kernel log and powers off.
 The project root is the guest's read-only /aesloop; build/vm/share is its writable /share.
+A UML kernel (-k uml-7.3, uml-6.1 or its release, built by tests/uml/kernel.sh) runs as a
+process instead, natively; its root is this host's, read-only (tests/uml/init.sh).
 
 SCRIPT is a guest path (/aesloop/tests/vm/t-plain.sh), a path on this host (a file inside the
 project is mapped to /aesloop/...; any other file, e.g. a bug report's reproducer, is copied
@@ -17,7 +20,8 @@ name on the guest's PATH. Guest scripts source /aesloop/tests/vm/lib.sh to repor
 
 Options:
   -k KVER     guest kernel: a release unpacked by kernel.sh, or a series (6.1, 6.12) that is
-              fetched on demand; default: the current 6.1 release
+              fetched on demand; default: the current 6.1 release; uml-6.1 or uml-7.3 (or
+              the release, e.g. 7.3.4-aesloop-uml): a User-Mode Linux kernel, built on demand
   -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2 and VAES, but
               QEMU 7.2 computes VAES on ymm wrongly and has no AVX-512, so an
               INTELAES=y module picks aesni there; qemu64 has no AES-NI)
@@ -31,6 +35,7 @@ Options:
               DIR/bin/losetup, and guest scripts find DIR/bin as $AESLOOP_UL_BIN (mount,
               swapon, swapoff); each DIR has an initramfs of its own
   -M MIB      guest memory in MiB (default 1024), e.g. -M 256 for a test under memory pressure
+  -C N        guest CPUs (default 2; a UML kernel without SMP has 1 whatever N is)
   -d MIB      a scratch disk of MIB MiB (a sparse file in the run's folder, removed after the
               run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk)
   -u          rmmod the module after the script and report module-unload
@@ -62,6 +67,7 @@ module="$top/loop/loop.ko"
 modparams=
 unload=0
 mem_mib=1024
+ncpus=2
 disk_mib=
 timeout_s=300
 results_file=
@@ -71,7 +77,7 @@ interactive=0
 verbosity=1
 guest_env=()
 ul_build=${AESLOOP_UL_BUILD:-build}
-while getopts 'k:c:m:p:e:U:M:d:ut:r:n:s:ivqh' opt; do
+while getopts 'k:c:m:p:e:U:M:C:d:ut:r:n:s:ivqh' opt; do
 	case "$opt" in
 	k) kver=$OPTARG ;;
 	c) cpu=$OPTARG ;;
@@ -83,6 +89,7 @@ while getopts 'k:c:m:p:e:U:M:d:ut:r:n:s:ivqh' opt; do
 		;;
 	U) ul_build=$OPTARG ;;
 	M) mem_mib=$OPTARG ;;
+	C) ncpus=$OPTARG ;;
 	d) disk_mib=$OPTARG ;;
 	u) unload=1 ;;
 	t) timeout_s=$OPTARG ;;
@@ -105,6 +112,7 @@ if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt 128 ]; then
 	die "-M needs a number of MiB, at least 128"
 fi
 [[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB"
+[[ "$ncpus" =~ ^[1-9][0-9]*$ ]] || die "-C needs a number of CPUs"
 if [ -n "$results_file" ]; then
 	# Resolved now: the path is relative to where run.sh was started.
 	touch "$results_file" || die "cannot write $results_file"
@@ -114,11 +122,22 @@ fi
 # The kernel: unpacked (and fetched if needed) by kernel.sh, which prints the release.
 if [ -z "$kver" ]; then
 	kver=$("$top/tests/vm/kernel.sh" 6.1) || die "kernel.sh 6.1 failed"
+elif [[ "$kver" == uml-* ]]; then
+	kver=$("$top/tests/uml/kernel.sh" "${kver#uml-}") || die "uml/kernel.sh ${kver#uml-} failed"
 elif [ ! -f "$top/build/kernel/$kver/.aesloop-tree-ok" ]; then
 	kver=$("$top/tests/vm/kernel.sh" "$kver") || die "kernel.sh $kver failed"
 fi
 vmlinuz="$top/build/kernel/$kver/boot/vmlinuz-$kver"
-[ -f "$vmlinuz" ] || die "$vmlinuz missing"
+uml="$top/build/kernel/$kver/boot/linux-$kver"
+if [ -x "$uml" ]; then
+	[ "$cpu" = max ] || die "-c $cpu: a UML guest runs on this machine's own CPU"
+	[ -z "$disk_mib" ] || die "-d: no scratch disk in a UML guest (not needed by its suites yet)"
+	[ "$ul_build" = build ] || die "-U: a UML guest runs the patched losetup of build/bin only"
+	cpu="host ($(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo))"
+else
+	uml=
+	[ -f "$vmlinuz" ] || die "$vmlinuz missing"
+fi
 
 # The patched util-linux: its losetup is packed into the initramfs (one per build), its bin/
 # is the guest scripts' $AESLOOP_UL_BIN.
@@ -136,7 +155,9 @@ else
 	export AESLOOP_UL_BUILD=$ul_build
 fi
 guest_env+=("AESLOOP_UL_BIN=/aesloop/$ul_build/bin")
-"$top/tests/vm/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs.sh failed"
+if [ -z "$uml" ]; then
+	"$top/tests/vm/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs.sh failed"
+fi
 
 # One folder per run; the oldest are pruned so build/vm/runs stays small.
 runs="$top/build/vm/runs"
@@ -237,6 +258,7 @@ tcg=tcg,thread=${VM_TCG_THREAD:-single}
 # looks like a CPU stuck in the kernel (a soft lockup, an RCU stall) to the guest.  The widest
 # margins the kernel takes (120 s, 300 s); a CPU really stuck stays stuck and is still caught.
 lockup_args="watchdog_thresh=60 rcupdate.rcu_cpu_stall_timeout=300"
+read -r -a lockup <<<"$lockup_args"
 # KASAN's bounds of the kernel's address space follow pgtable_l5_enabled(), which reads the
 # CPU's LA57 feature bit; identify_cpu() clears the boot CPU's feature bits and reads them
 # again at boot, and an interrupt in that window touching the 5-level direct map (-cpu max
@@ -251,7 +273,7 @@ fi
 console="$rundir/console.log"
 channel="$rundir/channel.log"
 qemu=(
-	qemu-system-x86_64 -accel "$tcg" -cpu "$cpu" -m "$mem_mib" -smp 2
+	qemu-system-x86_64 -accel "$tcg" -cpu "$cpu" -m "$mem_mib" -smp "$ncpus"
 	-nographic -no-reboot -nodefaults -no-user-config
 	-kernel "$vmlinuz" -initrd "$initrd"
 	# panic=-1 with -no-reboot: a guest panic ends QEMU instead of hanging until the timeout.
@@ -266,6 +288,30 @@ qemu=(
 if [ -n "$disk_mib" ]; then
 	truncate -s "${disk_mib}M" "$rundir/disk.img"
 	qemu+=(-drive "file=$rundir/disk.img,if=virtio,format=raw,cache=unsafe")
+fi
+# A UML guest: the kernel is this process, its root this host's (read-only, over hostfs;
+# tests/uml/init.sh builds the guest's root from it), the console on its stdout (con0), the
+# result channel (ttyS1: ssl1) on descriptor 3.  Without panic=: a UML panic dumps core and
+# exits, where a reboot would start the kernel again.
+if [ -n "$uml" ]; then
+	con0=null,fd:1
+	[ "$interactive" = 0 ] || con0=fd:0,fd:1
+	# SMP (UML has it from 6.14) needs the seccomp way of running the guest's processes,
+	# which is also the faster; a UML kernel without SMP has one CPU.
+	smp=()
+	if grep -qsx CONFIG_SMP=y "$top/build/kernel/$kver/lib/modules/$kver/build/.config"; then
+		smp=("ncpus=$ncpus" seccomp=on)
+	fi
+	qemu=(
+		"$uml" "mem=${mem_mib}M" "${smp[@]}" rootfstype=hostfs rootflags=/ ro
+		"init=$top/tests/uml/init.sh" con=null "con0=$con0" ssl=null "ssl1=null,fd:3"
+		loglevel=4 log_buf_len=8M "${lockup[@]}" "aesloop.job=${rundir#"$top"/}/job"
+		"aesloop.share=$share"
+	)
+	channel_out=$channel
+else
+	# QEMU writes the channel itself (-serial file:).
+	channel_out=/dev/null
 fi
 printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
 echo >>"$rundir/qemu-command"
@@ -299,10 +345,11 @@ t0=$(date +%s%N)
 # only in interactive mode (QEMU would otherwise put the terminal in raw mode).
 set +e
 if [ "$interactive" = 1 ]; then
-	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" 2>&1 | tee "$console"
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" 2>&1 3>"$channel_out" | tee "$console"
 	status=("${PIPESTATUS[@]}")
 else
-	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 | tee "$console" | show
+	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 3>"$channel_out" |
+		tee "$console" | show
 	status=("${PIPESTATUS[@]}")
 fi
 set -e
