@@ -32,11 +32,16 @@
 #                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
 #   make bench-io        in a VM: fio through aesloop against the stock loop.ko
 #                        and dm-crypt, as ratios (BENCH_IO_ARGS='-k 6.1 -b OLD.ko')
+#   make bench-kernel    on this CPU's own cores (User-Mode Linux): the stock loop,
+#                        aesloop and dm-crypt over a brd, dd and fio
+#                        (BENCH_KERNEL_ARGS='-b OLD.ko -r ROUNDS'; tests/bench/kernel.sh)
 #   make check           what CI runs: every test, the VM suites on 6.1 and 7.3
 #                        and a smoke set on 6.12 and 7.3-rt (tests/check.sh)
 #   make check-full      every VM suite on all four kernels
 #   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN 7.3
 #                        kernel built from Debian's source (tests/check-debug.sh)
+#   make check-uml       t-plain, t-crypt, t-multikey, t-driver in User-Mode Linux
+#                        6.1 and 7.3, natively on this CPU (tests/check-uml.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
 #   make deb             build/deb/aesloop-dkms_*.deb and aesloop-utils_*.deb (debian/)
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
@@ -113,7 +118,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench bench-io vm-tools check check-full check-debug demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench bench-io bench-kernel vm-tools check check-full check-debug check-uml demo clean \
 	dist manifest
 
 all: userspace module
@@ -190,6 +195,10 @@ bench:
 # The in-guest I/O comparison (tests/bench/io.sh), not a test: a table of ratios.
 bench-io: vm-tools losetup
 	tests/bench/io.sh $(BENCH_IO_ARGS)
+
+# The driver at the CPU's own speed, in User-Mode Linux (tests/bench/kernel.sh).
+bench-kernel: losetup
+	tests/bench/kernel.sh $(BENCH_KERNEL_ARGS)
 
 $(BUILD)/bin/aesloop-bench: $(BUILD)/plain/tests/bench/bench.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
@@ -368,6 +377,9 @@ check-full:
 
 check-debug:
 	tests/check-debug.sh
+
+check-uml:
+	tests/check-uml.sh
 
 demo:
 	tests/demo.sh

@@ -52,7 +52,8 @@ ln -s "/aesloop/build/kernel/$rel/lib/modules/$rel" "$root/lib/modules/$rel"
 cp -a /etc/. "$root/etc/" 2>/dev/null || say "copying /etc was incomplete"
 ln -sfn /proc/self/mounts "$root/etc/mtab"
 bind_ro "$top" "$root/aesloop" || halt "cannot bind the project as /aesloop"
-mount --bind "$share" "$root/share" || halt "cannot bind $share as /share"
+# A hostfs of its own: a bind mount would be read-only as the root is.
+mount -t hostfs -o "$share" hostfs "$root/share" || halt "cannot mount $share as /share"
 umount /proc 2>/dev/null
 
 export AESLOOP_GUEST=uml

@@ -51,28 +51,8 @@ upstream=${ver%%-*}
 kver="$upstream-aesloop-uml"
 tree="$top/build/kernel/$kver"
 stamp="$tree/.aesloop-tree-ok"
-if [ -f "$stamp" ]; then
-	echo "$kver"
-	exit 0
-fi
-
-deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb" || true)
-if [ -z "$deb" ]; then
-	say "downloading $srcpkg $ver"
-	(cd "$debs" && apt-get "${apt_opts[@]}" download -q "$srcpkg" 2>&1 |
-		grep -v -e '^W: Download is performed unsandboxed' >&2) || die "apt-get download $srcpkg failed"
-	deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb") || die "no $srcpkg .deb after download"
-fi
-
 src="$work/linux-source-$series"
 obj="$work/obj"
-if [ ! -f "$src/.aesloop-unpacked-$ver" ]; then
-	say "unpacking $srcpkg $ver"
-	rm -rf "$src" "$obj"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" |
-		xz -dc | tar -x -C "$work"
-	touch "$src/.aesloop-unpacked-$ver"
-fi
 
 kmake() { make -C "$src" O="$obj" ARCH=um "$@"; }
 config() { "$src/scripts/config" --file "$obj/.config" "$@"; }
@@ -89,13 +69,39 @@ uml_options() {
 	config -e HOSTFS -e EXT4_FS -e TMPFS -e DEVTMPFS -e UNIX98_PTYS -e PROC_FS -e SYSFS \
 		-e BLK_DEV_INTEGRITY -e DEBUG_FS -e MAGIC_SYSRQ -e KALLSYMS -e KALLSYMS_ALL \
 		-e DETECT_HUNG_TASK -e SOFTLOCKUP_DETECTOR -e PRINTK_TIME -e SWAP -e BLK_DEV_WRITE_MOUNTED
+	# Trace events: t-crypt traces the kthread works of shared reads.
+	config -e FTRACE -e ENABLE_DEFAULT_TRACERS -e EVENT_TRACING
 	# Two CPUs where UML has SMP (6.12 and later): races show at native speed.
 	config -e SMP --set-val NR_CPUS 4
 	config -d MODULE_SIG -d MODULE_COMPRESS -d DEBUG_INFO -e DEBUG_INFO_NONE \
 		--set-str LOCALVERSION "-aesloop-uml" -d LOCALVERSION_AUTO
 }
 
-if [ ! -f "$obj/.aesloop-config-ok" ]; then
+# The stamps hold the options' text: a tree built with other options is built again.
+options_id=$(declare -f uml_options | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$stamp" 2>/dev/null)" = "$options_id" ]; then
+	echo "$kver"
+	exit 0
+fi
+
+deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb" || true)
+if [ -z "$deb" ]; then
+	say "downloading $srcpkg $ver"
+	(cd "$debs" && apt-get "${apt_opts[@]}" download -q "$srcpkg" 2>&1 |
+		grep -v -e '^W: Download is performed unsandboxed' >&2) || die "apt-get download $srcpkg failed"
+	deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb") || die "no $srcpkg .deb after download"
+fi
+
+if [ ! -f "$src/.aesloop-unpacked-$ver" ]; then
+	say "unpacking $srcpkg $ver"
+	rm -rf "$src" "$obj"
+	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" |
+		xz -dc | tar -x -C "$work"
+	touch "$src/.aesloop-unpacked-$ver"
+fi
+
+
+if [ "$(cat "$obj/.aesloop-config-ok" 2>/dev/null)" != "$options_id" ]; then
 	say "configuring $kver in ${obj#"$top"/}"
 	rm -rf "$obj"
 	mkdir -p "$obj"
@@ -105,10 +111,10 @@ if [ ! -f "$obj/.aesloop-config-ok" ]; then
 	for opt in BLK_DEV_LOOP BLK_DEV_RAM DM_CRYPT CRYPTO_AES CRYPTO_CBC; do
 		grep -qx "CONFIG_$opt=m" "$obj/.config" || die "CONFIG_$opt is not a module"
 	done
-	for opt in HOSTFS EXT4_FS DEVTMPFS; do
+	for opt in HOSTFS EXT4_FS DEVTMPFS EVENT_TRACING; do
 		grep -qx "CONFIG_$opt=y" "$obj/.config" || die "CONFIG_$opt did not stay set"
 	done
-	touch "$obj/.aesloop-config-ok"
+	echo "$options_id" >"$obj/.aesloop-config-ok"
 fi
 
 say "building $kver (about 10 minutes on two cores, the first time only)"
@@ -128,6 +134,6 @@ echo "built by tests/uml/kernel.sh from $srcpkg $ver (ARCH=um)" >"$tmp/.aesloop-
 rm -rf "$tree"
 mv "$tmp" "$tree"
 depmod -b "$tree" "$kver"
-touch "$stamp"
+echo "$options_id" >"$stamp"
 say "ready: ${tree#"$top"/}"
 echo "$kver"
