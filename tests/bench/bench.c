@@ -3,7 +3,7 @@
  * bench.c - aesloop-bench: MB/s of every crypto path side by side with
  * OpenSSL and aespipe, and the project's performance targets.
  *
- *   aesloop-bench [--tsv] [--quick] [--pipes]
+ *   aesloop-bench [--tsv] [--quick] [--pipes | --engines]
  *
  * In-process: each engine (generic, aesni, vaes-avx2, vaes-avx512) through
  * loop_aes_encrypt/decrypt on a contiguous BUF_BYTES buffer per thread (in
@@ -27,7 +27,8 @@
  * single-key, v2 and v3, each program once reading the file itself and once
  * fed through a pipe by cat, beside cat fed the same way (cat <in | cat
  * >out, the pipe's own limit); the median of PIPE_ROUNDS rounds, the runs
- * interleaved; the outputs are compared.  --pipes: only these.
+ * interleaved; the outputs are compared.  --pipes: only these; --engines:
+ * all but these (make bench-kernel's bound of the driver).
  *
  * MB/s are 1e6 bytes per second of data.  Ratios only hold when measured
  * side by side in one run, as here.  --tsv prints the measurements as
@@ -885,7 +886,8 @@ static int bench_inproc(int tsv, const int *have, const char *self)
 
 int main(int argc, char **argv)
 {
-	int tsv = 0, child = 0, quick = 0, pipes_only = 0, i, c, k, op, thr;
+	int tsv = 0, child = 0, quick = 0, pipes_only = 0, no_pipes = 0;
+	int i, c, k, op, thr;
 	int have[NR_COLS], shape_col = COL_GENERIC;
 	struct pipe_result pipes[NR_PIPE];
 	char self[1024], pipe_prog[1100], dir[] = "/dev/shm/aesloop-bench.XXXXXX";
@@ -899,11 +901,13 @@ int main(int argc, char **argv)
 			quick = 1;
 		} else if (!strcmp(argv[i], "--pipes")) {
 			pipes_only = 1;
+		} else if (!strcmp(argv[i], "--engines")) {
+			no_pipes = 1;
 		} else if (!strcmp(argv[i], "--child-openssl") && i + 1 < argc) {
 			child = 1;
 			cell_seconds = atof(argv[++i]);
 		} else {
-			fprintf(stderr, "usage: aesloop-bench [--tsv] [--quick] [--pipes]\n");
+			fprintf(stderr, "usage: aesloop-bench [--tsv] [--quick] [--pipes | --engines]\n");
 			return 2;
 		}
 	}
@@ -947,6 +951,8 @@ int main(int argc, char **argv)
 
 	if (!pipes_only)
 		shape_col = bench_inproc(tsv, have, self);
+	if (no_pipes)
+		return 0;
 
 	if (!mkdtemp(dir)) {
 		perror("aesloop-bench: mkdtemp in /dev/shm");

@@ -36,17 +36,13 @@ modprobe brd rd_nr=2 rd_size=$((2 * 1024 * 1024)) || die "modprobe brd failed"
 modprobe -a dm_crypt aes cbc md5 || die "modprobe dm_crypt failed"
 brd=/dev/ram0
 say "filling $brd once (brd allocates its pages on the first write)"
-dd if=/dev/zero of="$brd" bs=1M oflag=direct status=none || die "cannot fill $brd"
+dd if=/dev/zero of="$brd" bs=1M count=$(($(blockdev --getsize64 "$brd") >> 20)) oflag=direct \
+	status=none || die "cannot fill $brd"
 mkfs.ext4 -q -F /dev/ram1 1536M || die "mkfs.ext4 on /dev/ram1 failed"
 mkdir -p /mnt/bench
 mount /dev/ram1 /mnt/bench || die "cannot mount /dev/ram1"
 file=/mnt/bench/data.img
 dd if=/dev/zero of="$file" bs=1M count=1024 conv=fsync status=none || die "cannot write $file"
-
-# The engines' contiguous rates on this CPU, from the same run: the bound of the driver.
-say "aesloop-bench --quick (the engines in a UML process)"
-/aesloop/build/bin/aesloop-bench --tsv --quick >"$bench/engines.tsv" 2>/dev/null ||
-	say "aesloop-bench failed; no engine bound in the tables"
 
 busy_jiffies() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 + $9 }' /proc/stat; }
 
@@ -160,6 +156,8 @@ teardown() {
 
 cfgs="stock plain-t1 plain aes128-t1 aes128 aes256 v2 v3-t1 v3 dm-cbc dm-single dm-v3"
 [ ! -f "$bench/before.ko" ] || cfgs="$cfgs before-plain before-aes128 before-v3"
+# BENCH_CFGS: some of them only.
+cfgs=${BENCH_CFGS:-$cfgs}
 # The file in ext4: the main ones only (the run stays under an hour).
 file_cfgs=" stock plain aes128 v3 dm-single dm-v3 before-plain before-aes128 before-v3 "
 for round in $(seq "$rounds"); do

@@ -6,10 +6,11 @@
 # default) and dm-crypt, taking turns on the same brd ramdisk and on a file in ext4, with
 # the seeds' dd benchmark and fio.  Then prints the tables: MB/s, CPU seconds per GiB,
 # same-round ratios (median and range of the rounds), the encrypted loops against the
-# engine's own contiguous rate measured by aesloop-bench in the same guest, and the
+# engine's own contiguous rate (aesloop-bench --engines on this host just before the boot:
+# the same code, the same CPU, no kernel around it), and the
 # single-key figures beside loop-AES's.  -b adds an older aesloop module built for the same
 # UML kernel (before/after in one run).  About 40 minutes with 3 rounds (BENCH_RUNTIME=2
-# seconds per fio job).  Builds this tree's loop.ko for the UML kernel first (in loop/).
+# seconds per fio job; BENCH_CFGS="stock aes128 ..." for some of the set-ups only).  Builds this tree's loop.ko for the UML kernel first (in loop/).
 # Not a test: nothing fails on a slow figure.
 set -euo pipefail
 
@@ -39,10 +40,13 @@ cp "$top/loop/loop.ko" "$bench/aesloop.ko"
 rm -rf "$share/vectors"
 cp -r "$("$top/tests/host/vectors-dir.sh")" "$share/vectors"
 make -C "$top" -s INTELAES=y build/bin/aesloop-bench >/dev/null
+echo "bench/kernel.sh: the engines on this host (aesloop-bench --engines)" >&2
+"$top/build/bin/aesloop-bench" --tsv --engines >"$bench/engines.tsv" ||
+	die "aesloop-bench failed"
 
 # 2 GiB + 1.5 GiB of brd, the page cache and fio's buffers.
 "$top/tests/vm/run.sh" -k "$kver" -m none -M 7168 -C 2 -t 7200 \
-	-e "BENCH_ROUNDS=$rounds" -e "BENCH_RUNTIME=${BENCH_RUNTIME:-2}" \
+	-e "BENCH_ROUNDS=$rounds" -e "BENCH_RUNTIME=${BENCH_RUNTIME:-2}" -e "BENCH_CFGS=${BENCH_CFGS:-}" \
 	/aesloop/tests/bench/kernel-guest.sh || die "the guest run failed (build/vm/last)"
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
