@@ -138,76 +138,124 @@
 
 	.text
 
-/* Vector registers.  Constants: */
+/*
+ * Blocks in flight: encryption LANES_ENC sectors side by side, decryption
+ * LANES_DEC blocks of a sector.  Lane l's state is Y<l>.  A round goes
+ * through the lanes in pairs, the two of a pair instruction by instruction
+ * side by side; lanes 2 and 3 reuse the temporaries of lanes 0 and 1
+ * (register renaming keeps the pairs independent).
+ */
+	.set		LANES_ENC, 4
+	.set		LANES_DEC, 4
+
+	.set		Y0, %xmm0
+	.set		Y1, %xmm5
+	.set		Y2, %xmm10
+	.set		Y3, %xmm11
+.irp l, 0, 2
+	.set		I\l, %xmm1
+	.set		K\l, %xmm2
+	.set		P\l, %xmm3
+	.set		Q\l, %xmm4
+.endr
+.irp l, 1, 3
+	.set		I\l, %xmm6
+	.set		K\l, %xmm7
+	.set		P\l, %xmm8
+	.set		Q\l, %xmm9
+.endr
 #define MASK		%xmm15		/* 0x0f in every byte */
 #define INV		%xmm14		/* .Lk_inv */
 #define AINV		%xmm13		/* .Lk_ainv */
 #define ROT1		%xmm12		/* .Lk_rot1 */
-#define SRM		%xmm11		/* .Lk_sr (encryption), .Lk_isr (decryption) */
-#define PREV		%xmm10		/* decryption: the ciphertext block before */
-/*
- * Two blocks in flight, lane A in xmm0..4 and lane B in xmm5..9: Y the
- * state, the others temporaries of the round.
- */
-#define LANE_A		%xmm0, %xmm1, %xmm2, %xmm3, %xmm4
-#define LANE_B		%xmm5, %xmm6, %xmm7, %xmm8, %xmm9
-#define YA		%xmm0
-#define YB		%xmm5
 
-/* i = the high nibble of each byte of y, y = the low one */
-.macro	_split		y, i
-	movdqa		\y, \i
-	psrlw		$4, \i
-	pand		MASK, \i
-	pand		MASK, \y
+/*
+ * _to_coords tab, lanes: Y<l> = tab_lo[Y<l> & 15] ^ tab_hi[Y<l> >> 4]
+ * bytewise, a GF(2)-affine map of each byte (into tower coordinates)
+ */
+.macro	_to_coords	tab, lanes:vararg
+.irp l, \lanes
+	movdqa		Y\l, I\l
+	psrlw		$4, I\l
+.endr
+.irp l, \lanes
+	pand		MASK, I\l
+	pand		MASK, Y\l
+.endr
+.irp l, \lanes
+	movdqa		.Lk_\tab\()_hi(%rip), K\l
+	pshufb		I\l, K\l
+.endr
+.irp l, \lanes
+	movdqa		.Lk_\tab\()_lo(%rip), I\l
+	pshufb		Y\l, I\l
+.endr
+.irp l, \lanes
+	pxor		K\l, I\l
+	movdqa		I\l, Y\l
+.endr
 .endm
 
 /*
- * _to_coords y, t, u, tab: y = tab_lo[y & 15] ^ tab_hi[y >> 4] bytewise, a
- * GF(2)-affine map of each byte (into tower coordinates)
+ * _inv lanes: the inversion of the bytes of Y<l> (tower coordinates, i
+ * high nibble, k low): K<l> = io, P<l> = jo (ssse3-tables.py), from which
+ * the output tables give any linear image of 1/x.  Y, I, Q are clobbered.
  */
-.macro	_to_coords	y, t, u, tab
-	_split		\y, \t
-	movdqa		.Lk_\tab\()_hi(%rip), \u
-	pshufb		\t, \u
-	movdqa		.Lk_\tab\()_lo(%rip), \t
-	pshufb		\y, \t
-	pxor		\u, \t
-	movdqa		\t, \y
+.macro	_inv		lanes:vararg
+.irp l, \lanes
+	movdqa		Y\l, I\l
+	psrlw		$4, I\l
+.endr
+.irp l, \lanes
+	pand		MASK, I\l		/* i */
+	pand		MASK, Y\l		/* k */
+.endr
+.irp l, \lanes
+	movdqa		AINV, K\l
+	pshufb		Y\l, K\l		/* a/k */
+.endr
+.irp l, \lanes
+	movdqa		INV, P\l
+	pshufb		I\l, P\l		/* 1/i */
+.endr
+.irp l, \lanes
+	pxor		I\l, Y\l		/* j = i + k */
+	pxor		K\l, P\l		/* iak = 1/i + a/k */
+.endr
+.irp l, \lanes
+	movdqa		INV, Q\l
+	pshufb		Y\l, Q\l		/* 1/j */
+.endr
+.irp l, \lanes
+	pxor		K\l, Q\l		/* jak = 1/j + a/k */
+	movdqa		INV, K\l
+.endr
+.irp l, \lanes
+	pshufb		P\l, K\l		/* 1/iak */
+	movdqa		INV, P\l
+.endr
+.irp l, \lanes
+	pshufb		Q\l, P\l		/* 1/jak */
+	pxor		Y\l, K\l		/* io = 1/iak + j */
+.endr
+.irp l, \lanes
+	pxor		I\l, P\l		/* jo = 1/jak + i */
+.endr
 .endm
 
-/*
- * _inv y, i, ak, t1, t2: the inversion of the bytes of y (tower
- * coordinates, i high, k low): ak = io, t1 = jo (ssse3-tables.py), from
- * which the output tables give any linear image of 1/x.  y, i, t2 are
- * clobbered.
- */
-.macro	_inv		y, i, ak, t1, t2
-	_split		\y, \i			/* y = k */
-	movdqa		AINV, \ak
-	pshufb		\y, \ak			/* a/k */
-	pxor		\i, \y			/* j = i + k */
-	movdqa		INV, \t1
-	pshufb		\i, \t1			/* 1/i */
-	pxor		\ak, \t1		/* iak = 1/i + a/k */
-	movdqa		INV, \t2
-	pshufb		\y, \t2			/* 1/j */
-	pxor		\ak, \t2		/* jak = 1/j + a/k */
-	movdqa		INV, \ak
-	pshufb		\t1, \ak		/* 1/iak */
-	pxor		\y, \ak			/* io = 1/iak + j */
-	movdqa		INV, \t1
-	pshufb		\t2, \t1		/* 1/jak */
-	pxor		\i, \t1			/* jo = 1/jak + i */
-.endm
-
-/* dst = tab_f[io] ^ tab_g[jo] */
-.macro	_out		tab, io, jo, dst, tmp
-	movdqa		.Lk_\tab\()_f(%rip), \dst
-	pshufb		\io, \dst
-	movdqa		.Lk_\tab\()_g(%rip), \tmp
-	pshufb		\jo, \tmp
-	pxor		\tmp, \dst
+/* _out tab, dst, lanes: dst<l> = tab_f[io] ^ tab_g[jo]; clobbers I */
+.macro	_out		tab, dst, lanes:vararg
+.irp l, \lanes
+	movdqa		.Lk_\tab\()_f(%rip), \dst\()\l
+	pshufb		K\l, \dst\()\l
+.endr
+.irp l, \lanes
+	movdqa		.Lk_\tab\()_g(%rip), I\l
+	pshufb		P\l, I\l
+.endr
+.irp l, \lanes
+	pxor		I\l, \dst\()\l
+.endr
 .endm
 
 /* General registers of both directions */
@@ -221,9 +269,9 @@
 #define KP		%r15		/* a round's key in the table(s) */
 #define RCNT		%r13d		/* rounds left */
 #define IDX		%r14		/* byte offset of the block in the sector */
-#define PTR		%r12		/* key conversion: a round key */
+#define PTR		%r15		/* key conversion: a round key */
 #define DPTR		%r13		/* key conversion: where it goes */
-#define CTR		%r10d		/* key conversion: counter */
+#define CTR		%eax		/* key conversion: counter */
 
 .macro	_prologue	frame
 	push		%rbx
@@ -268,73 +316,137 @@
  * are (they meet the state in the AES basis), the others through tab's
  * _to_coords; with c63, 0x63 is added to keys 1..R first (the S-box's
  * constant, which the output tables leave out; MixColumns keeps it).
- * Clobbers xmm0..2, PTR, DPTR, CTR.
+ * Clobbers lane 0's registers, PTR, DPTR, CTR.
  */
 .macro	_convert_keys	src, row, tab, c63
 	lea		\src, PTR
 	lea		\row(%rsp), DPTR
-	movdqu		(PTR), %xmm0
-	movdqa		%xmm0, (DPTR)
+	movdqu		(PTR), Y0
+	movdqa		Y0, (DPTR)
 	mov		ROUNDS, CTR
 	dec		CTR
 .Lkey\@:
 	add		$16, PTR
 	add		$16, DPTR
-	movdqu		(PTR), %xmm0
+	movdqu		(PTR), Y0
 .if \c63
-	pxor		.Lk_s63(%rip), %xmm0
+	pxor		.Lk_s63(%rip), Y0
 .endif
-	_to_coords	%xmm0, %xmm1, %xmm2, \tab
-	movdqa		%xmm0, (DPTR)
+	_to_coords	\tab, 0
+	movdqa		Y0, (DPTR)
 	dec		CTR
 	jnz		.Lkey\@
-	movdqu		16(PTR), %xmm0
+	movdqu		16(PTR), Y0
 .if \c63
-	pxor		.Lk_s63(%rip), %xmm0
+	pxor		.Lk_s63(%rip), Y0
 .endif
-	movdqa		%xmm0, 16(DPTR)
+	movdqa		Y0, 16(DPTR)
+.endm
+
+/* The lanes in pairs: _pairs mac, n: mac 0, 1, then mac 2, 3 if n is 4 */
+.macro	_pairs		mac, n
+	\mac		0, 1
+.if \n == 4
+	\mac		2, 3
+.endif
 .endm
 
 /* ------------------------------------------------------------------------
- * Encryption: two sectors side by side, lane A and lane B, each with its
- * own chain and round keys (table rows ROW_A and ROW_B).
+ * Encryption: LANES_ENC sectors side by side, each with its own chain and
+ * its own round keys (table row l for lane l).
  */
-#define SA		%r10		/* lane A's source sector */
-#define SB		%r11		/* lane B's */
-#define DB		%rbx		/* lane B's destination (lane A's: DST) */
-#define IVB		%r12		/* group set-up: lane B's IV */
+	.set		ROW_BYTES, 240			/* 15 round keys */
+	.set		SLOT_KEY, LANES_ENC * ROW_BYTES	/* the key of row l */
+	.set		SLOT_DST, SLOT_KEY + 8 * LANES_ENC	/* lane l's dst */
+	.set		ENC_FRAME, SLOT_DST + 8 * LANES_ENC
+	.set		S0, %r10			/* lane l's source sector */
+	.set		S1, %r11
+	.set		S2, %rbx
+	.set		S3, %r12
 
-	.set		ROW_A, 0
-	.set		ROW_B, 240
-	.set		SLOT_KA, 480		/* the key converted into ROW_A */
-	.set		SLOT_KB, 488
-	.set		ENC_FRAME, 496
-
-/* One middle round of a lane, the round key at koff(KP) */
-.macro	_enc_round	y, i, ak, t1, t2, koff
-	pshufb		SRM, \y			/* ShiftRows */
-	_inv		\y, \i, \ak, \t1, \t2
-	_out		enc_s1, \ak, \t1, \y, \i	/* A = S(x) */
-	_out		enc_s2, \ak, \t1, \t2, \i	/* 2A */
+/* One middle round, the round key of lane l at l * ROW_BYTES(KP) */
+.macro	_enc_round	lanes:vararg
+.irp l, \lanes
+	pshufb		.Lk_sr(%rip), Y\l	/* ShiftRows */
+.endr
+	_inv		\lanes
+	_out		enc_s1, Y, \lanes	/* A = S(x) */
+	_out		enc_s2, Q, \lanes	/* 2A */
 	/*
 	 * MixColumns, with r rotating each column by a byte:
 	 * 2A + 3 rA + r^2 A + r^3 A = X + rX + r^3 A, X = 2A + rA.
 	 */
-	movdqa		\y, \i
-	pshufb		ROT1, \i
-	pxor		\i, \t2			/* X */
-	pshufb		.Lk_rot3(%rip), \y
-	pxor		\t2, \y
-	pshufb		ROT1, \t2
-	pxor		\t2, \y
-	pxor		\koff(KP), \y
+.irp l, \lanes
+	movdqa		Y\l, I\l
+	pshufb		ROT1, I\l
+.endr
+.irp l, \lanes
+	pxor		I\l, Q\l		/* X */
+	pshufb		.Lk_rot3(%rip), Y\l
+.endr
+.irp l, \lanes
+	pxor		Q\l, Y\l
+	pshufb		ROT1, Q\l
+.endr
+.irp l, \lanes
+	pxor		Q\l, Y\l
+	pxor		\l * ROW_BYTES(KP), Y\l
+.endr
 .endm
 
-.macro	_enc_last	y, i, ak, t1, t2, koff
-	pshufb		SRM, \y
-	_inv		\y, \i, \ak, \t1, \t2
-	_out		enc_last, \ak, \t1, \y, \i
-	pxor		\koff(KP), \y
+.macro	_enc_last	lanes:vararg
+.irp l, \lanes
+	pshufb		.Lk_sr(%rip), Y\l
+.endr
+	_inv		\lanes
+	_out		enc_last, Y, \lanes
+.irp l, \lanes
+	pxor		\l * ROW_BYTES(KP), Y\l
+.endr
+.endm
+
+.macro	_enc_first	lanes:vararg
+.irp l, \lanes
+	movdqu		(S\l,IDX), I\l
+	pxor		I\l, Y\l		/* plaintext + chain */
+.endr
+.irp l, \lanes
+	pxor		\l * ROW_BYTES(%rsp), Y\l	/* + round key 0 */
+.endr
+	_to_coords	enc_in, \lanes
+.endm
+
+.macro	_enc_store	lanes:vararg
+.irp l, \lanes
+	mov		SLOT_DST + 8 * \l(%rsp), %rax
+	movdqu		Y\l, (%rax,IDX)
+.endr
+.endm
+
+/*
+ * _enc_lane l: set up lane l of a group: sector min(l, LEFT - 1) of it,
+ * the key converted into row l unless it is there already, the IV.
+ */
+.macro	_enc_lane	l
+	mov		$\l, %r14d
+	cmp		LEFT, %r14
+	jb		.Lsector\@
+	lea		-1(LEFT), %r14
+.Lsector\@:
+	mov		(KEYS,%r14,8), %rax
+	cmp		SLOT_KEY + 8 * \l(%rsp), %rax
+	je		.Lhave_key\@
+	mov		%rax, SLOT_KEY + 8 * \l(%rsp)
+	_convert_keys	AES_KEY_ENC(%rax), (\l*ROW_BYTES), enc_in, 1
+.Lhave_key\@:
+	mov		%r14, %rax
+	shl		$9, %rax
+	add		DST, %rax
+	mov		%rax, SLOT_DST + 8 * \l(%rsp)
+	mov		%r14, %rax
+	shl		$4, %rax
+	movdqu		(IVS,%rax), Y\l
+	mov		(SRCS,%r14,8), S\l
 .endm
 
 /*
@@ -346,124 +458,133 @@ SYM_FUNC_START(aesloop_cbc_enc_ssse3)
 	test		%r8d, %r8d
 	jz		.Lenc_nothing
 	_prologue	ENC_FRAME
-	movdqa		.Lk_sr(%rip), SRM
-	movq		$0, SLOT_KA(%rsp)
-	movq		$0, SLOT_KB(%rsp)
+.irp l, 0,1,2,3
+.if \l < LANES_ENC
+	movq		$0, SLOT_KEY + 8 * \l(%rsp)
+.endif
+.endr
 .Lenc_group:
 	/*
-	 * Lane B takes the next sector, or lane A's again when that is the
-	 * last: then both compute the same and store the same.
+	 * Lanes past the group's last sector take that sector again: they
+	 * compute the same and store the same.  Lane 0 last: its set-up
+	 * uses lane 0's registers.
 	 */
-	mov		(KEYS), %rax
-	cmp		SLOT_KA(%rsp), %rax
-	je		.Lenc_have_a
-	mov		%rax, SLOT_KA(%rsp)
-	_convert_keys	AES_KEY_ENC(%rax), ROW_A, enc_in, 1
-.Lenc_have_a:
-	mov		(KEYS), %rax
-	cmp		$2, LEFT
-	jb		.Lenc_kb
-	mov		8(KEYS), %rax
-.Lenc_kb:
-	cmp		SLOT_KB(%rsp), %rax
-	je		.Lenc_have_b
-	mov		%rax, SLOT_KB(%rsp)
-	_convert_keys	AES_KEY_ENC(%rax), ROW_B, enc_in, 1
-.Lenc_have_b:
-	mov		(SRCS), SA
-	movdqu		(IVS), YA
-	mov		SA, SB
-	mov		DST, DB
-	mov		IVS, IVB
-	cmp		$2, LEFT
-	jb		.Lenc_lanes
-	mov		8(SRCS), SB
-	lea		SECTOR_SIZE(DST), DB
-	lea		16(IVS), IVB
-.Lenc_lanes:
-	movdqu		(IVB), YB
+.irp l, 3,2,1,0
+.if \l < LANES_ENC
+	_enc_lane	\l
+.endif
+.endr
 	xor		IDX, IDX
 .Lenc_block:
-	/* x = plaintext + chain + round key 0, into coordinates */
-	movdqu		(SA,IDX), %xmm1
-	pxor		%xmm1, YA
-	pxor		ROW_A(%rsp), YA
-	movdqu		(SB,IDX), %xmm6
-	pxor		%xmm6, YB
-	pxor		ROW_B(%rsp), YB
-	_to_coords	YA, %xmm1, %xmm2, enc_in
-	_to_coords	YB, %xmm6, %xmm7, enc_in
+	_pairs		_enc_first, LANES_ENC
 	lea		16(%rsp), KP
 	mov		ROUNDS, RCNT
 	dec		RCNT
 .Lenc_round:
-	_enc_round	LANE_A, ROW_A
-	_enc_round	LANE_B, ROW_B
+	_pairs		_enc_round, LANES_ENC
 	add		$16, KP
 	dec		RCNT
 	jnz		.Lenc_round
-	_enc_last	LANE_A, ROW_A
-	_enc_last	LANE_B, ROW_B
-	movdqu		YA, (DST,IDX)
-	movdqu		YB, (DB,IDX)
+	_pairs		_enc_last, LANES_ENC
+	_pairs		_enc_store, LANES_ENC
 	add		$16, IDX
 	cmp		$SECTOR_SIZE, IDX
 	jb		.Lenc_block
 
-	cmp		$2, LEFT
+	cmp		$LANES_ENC, LEFT
 	jbe		.Lenc_done
-	sub		$2, LEFT
-	add		$16, KEYS
-	add		$16, SRCS
-	add		$32, IVS
-	add		$2 * SECTOR_SIZE, DST
+	sub		$LANES_ENC, LEFT
+	add		$8 * LANES_ENC, KEYS
+	add		$8 * LANES_ENC, SRCS
+	add		$16 * LANES_ENC, IVS
+	add		$SECTOR_SIZE * LANES_ENC, DST
 	jmp		.Lenc_group
 .Lenc_done:
-	_epilogue	ROW_B + 240
+	_epilogue	(LANES_ENC*ROW_BYTES)
 .Lenc_nothing:
 	RET
 SYM_FUNC_END(aesloop_cbc_enc_ssse3)
 
-#undef SA
-#undef SB
-#undef DB
-#undef IVB
+#undef S0
+#undef S1
+#undef S2
+#undef S3
 
 /* ------------------------------------------------------------------------
- * Decryption: a sector at a time, two of its blocks in flight; the round
- * keys are converted again only when a sector's key is another than the
- * one before.
+ * Decryption: a sector at a time, LANES_DEC of its blocks in flight; the
+ * round keys are converted again only when a sector's key is another than
+ * the one before.
  */
 	.set		ROW_D, 0
-	.set		SLOT_KD, 240		/* the key converted into ROW_D */
-	.set		DEC_FRAME, 256
+	.set		SLOT_KD, ROW_BYTES	/* the key converted into ROW_D */
+	.set		SLOT_PREV, ROW_BYTES + 16	/* the ciphertext block before */
+	.set		DEC_FRAME, ROW_BYTES + 32
 
 /*
- * One middle round of a lane, the round key at (KP).  InvMixColumns by
- * Horner's rule: 14 A + 11 rA + 13 r^2 A + 9 r^3 A =
- * 14 A + r(11 A + r(13 A + r(9 A))).
+ * One middle round, the round key at (KP).  InvMixColumns by Horner's
+ * rule: 14 A + 11 rA + 13 r^2 A + 9 r^3 A = 14 A + r(11 A + r(13 A + r(9 A))).
  */
-.macro	_dec_round	y, i, ak, t1, t2
-	pshufb		SRM, \y			/* InvShiftRows */
-	_inv		\y, \i, \ak, \t1, \t2
-	_out		dec_9, \ak, \t1, \y, \i
-	pshufb		ROT1, \y
-	_out		dec_d, \ak, \t1, \t2, \i
-	pxor		\t2, \y
-	pshufb		ROT1, \y
-	_out		dec_b, \ak, \t1, \t2, \i
-	pxor		\t2, \y
-	pshufb		ROT1, \y
-	_out		dec_e, \ak, \t1, \t2, \i
-	pxor		\t2, \y
-	pxor		(KP), \y
+.macro	_dec_round	lanes:vararg
+.irp l, \lanes
+	pshufb		.Lk_isr(%rip), Y\l	/* InvShiftRows */
+.endr
+	_inv		\lanes
+	_out		dec_9, Y, \lanes
+.irp l, \lanes
+	pshufb		ROT1, Y\l
+.endr
+	_out		dec_d, Q, \lanes
+.irp l, \lanes
+	pxor		Q\l, Y\l
+	pshufb		ROT1, Y\l
+.endr
+	_out		dec_b, Q, \lanes
+.irp l, \lanes
+	pxor		Q\l, Y\l
+	pshufb		ROT1, Y\l
+.endr
+	_out		dec_e, Q, \lanes
+.irp l, \lanes
+	pxor		Q\l, Y\l
+	pxor		(KP), Y\l
+.endr
 .endm
 
-.macro	_dec_last	y, i, ak, t1, t2
-	pshufb		SRM, \y
-	_inv		\y, \i, \ak, \t1, \t2
-	_out		dec_last, \ak, \t1, \y, \i
-	pxor		(KP), \y
+.macro	_dec_last	lanes:vararg
+.irp l, \lanes
+	pshufb		.Lk_isr(%rip), Y\l
+.endr
+	_inv		\lanes
+	_out		dec_last, Y, \lanes
+.irp l, \lanes
+	pxor		(KP), Y\l
+.endr
+.endm
+
+.macro	_dec_first	lanes:vararg
+.irp l, \lanes
+	movdqu		16 * \l(SRC,IDX), Y\l
+	pxor		ROW_D(%rsp), Y\l
+.endr
+	_to_coords	dec_in, \lanes
+.endm
+
+/* + the ciphertext block before; the source blocks are all read first */
+.macro	_dec_chain	lanes:vararg
+.irp l, \lanes
+.if \l == 0
+	pxor		SLOT_PREV(%rsp), Y0
+.else
+	movdqu		16 * (\l - 1)(SRC,IDX), I\l
+	pxor		I\l, Y\l
+.endif
+.endr
+.endm
+
+.macro	_dec_store	lanes:vararg
+.irp l, \lanes
+	movdqu		Y\l, 16 * \l(DST,IDX)
+.endr
 .endm
 
 /*
@@ -475,7 +596,6 @@ SYM_FUNC_START(aesloop_cbc_dec_ssse3)
 	test		%r8d, %r8d
 	jz		.Ldec_nothing
 	_prologue	DEC_FRAME
-	movdqa		.Lk_isr(%rip), SRM
 	movq		$0, SLOT_KD(%rsp)
 .Ldec_sector:
 	mov		(KEYS), %rax
@@ -484,48 +604,39 @@ SYM_FUNC_START(aesloop_cbc_dec_ssse3)
 	mov		%rax, SLOT_KD(%rsp)
 	_convert_keys	AES_KEY_DEC(%rax), ROW_D, dec_in, 0
 .Ldec_have_key:
-	pxor		PREV, PREV
+	pxor		Y0, Y0
 	test		IVS, IVS
 	jz		.Ldec_iv
-	movdqu		(IVS), PREV
+	movdqu		(IVS), Y0
 	add		$16, IVS
 .Ldec_iv:
+	movdqa		Y0, SLOT_PREV(%rsp)
 	xor		IDX, IDX
-.Ldec_pair:
-	movdqu		(SRC,IDX), YA
-	movdqu		16(SRC,IDX), YB
-	pxor		ROW_D(%rsp), YA
-	pxor		ROW_D(%rsp), YB
-	_to_coords	YA, %xmm1, %xmm2, dec_in
-	_to_coords	YB, %xmm6, %xmm7, dec_in
+.Ldec_group:
+	_pairs		_dec_first, LANES_DEC
 	lea		16(%rsp), KP
 	mov		ROUNDS, RCNT
 	dec		RCNT
 .Ldec_round:
-	_dec_round	LANE_A
-	_dec_round	LANE_B
+	_pairs		_dec_round, LANES_DEC
 	add		$16, KP
 	dec		RCNT
 	jnz		.Ldec_round
-	_dec_last	LANE_A
-	_dec_last	LANE_B
-	/* the source blocks are read again before either is overwritten */
-	pxor		PREV, YA
-	movdqu		(SRC,IDX), %xmm1
-	pxor		%xmm1, YB
-	movdqu		16(SRC,IDX), PREV
-	movdqu		YA, (DST,IDX)
-	movdqu		YB, 16(DST,IDX)
-	add		$32, IDX
+	_pairs		_dec_last, LANES_DEC
+	_pairs		_dec_chain, LANES_DEC
+	movdqu		16 * (LANES_DEC - 1)(SRC,IDX), I0
+	movdqa		I0, SLOT_PREV(%rsp)
+	_pairs		_dec_store, LANES_DEC
+	add		$16 * LANES_DEC, IDX
 	cmp		$SECTOR_SIZE, IDX
-	jb		.Ldec_pair
+	jb		.Ldec_group
 
 	add		$SECTOR_SIZE, SRC
 	add		$SECTOR_SIZE, DST
 	add		$8, KEYS
 	dec		LEFT
 	jnz		.Ldec_sector
-	_epilogue	SLOT_KD
+	_epilogue	(SLOT_PREV+16)
 .Ldec_nothing:
 	RET
 SYM_FUNC_END(aesloop_cbc_dec_ssse3)
