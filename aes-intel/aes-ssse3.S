@@ -22,20 +22,25 @@
  * 14 times InvS(x) (InvMixColumns).  The round keys have to be in the same
  * coordinates: they are converted per call, into a table on the stack, and
  * again only when a sector's key differs from the one before.  That costs
- * about 100 instructions per key (15 round keys of a few pshufb), against
- * about 15000 for the sector it serves: on this project's test machine v3
- * (a key per sector) runs within the noise of single-key (tests/bench).  So
+ * about 150 instructions per key (up to 13 round keys of a few pshufb),
+ * against about 15000 for the sector it serves: 32 sectors with a key each
+ * (multi-key v2/v3) ran at 0.94 to 1.06 times the speed of 32 with one key
+ * (2026-12-06, medians, both directions), the noise of the machine.  So
  * struct aes_key keeps only the standard round keys that every other engine
- * reads.
+ * reads, and grows by nothing.
  *
- *   entry point              sectors side by side      blocks in flight
- *   aesloop_cbc_enc_ssse3    2 (a chain each)          2
- *   aesloop_cbc_dec_ssse3    1 (blocks in parallel)    2
+ *   entry point              blocks in flight
+ *   aesloop_cbc_enc_ssse3    4: four sectors side by side, a chain each
+ *   aesloop_cbc_dec_ssse3    4: four blocks of one sector
  *
  * A round of one block is about 40 (encryption) or 50 (decryption)
- * instructions with a dependency chain of about 13: one block alone would
- * leave the core two thirds idle, two in flight keep it busy (more gave
- * nothing measurable and would spill registers: tests/bench).
+ * instructions, 14 or 17 of them pshufb, with a dependency chain of about
+ * 13 to 16; the CPUs this is for issue one or two pshufb per cycle, so the
+ * pshufb count bounds a round (decryption: 8.5 cycles at two per cycle).
+ * One block alone leaves most of the core idle; on the development machine
+ * (2026-12-06, medians on a busy machine) four in flight encrypted 1.2 to
+ * 1.8 times and decrypted 1.0 to 1.2 times as fast as two.  (Computing the
+ * high nibbles with pmulhuw, off the shuffle ports, gained nothing there.)
  *
  * Contract (prototypes in aes-intel.h): all keys of a call have the same
  * length; encryption reads sector i from srcs[i] and writes it at dst +
