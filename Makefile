@@ -103,7 +103,8 @@ ifeq ($(origin INTELAES),undefined)
 INTELAES := $(if $(filter x86_64-%,$(shell $(CC) -dumpmachine)),y,n)
 endif
 ifeq ($(INTELAES),y)
-INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/md5-mb.S
+INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/aes-ssse3.S \
+		aes-intel/md5-mb.S
 CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
 HDRS      += $(wildcard aes-intel/*.h)
 endif

@@ -1,16 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aes-intel.c - the AES-NI/VAES engines of aesloop: CPU checks, FPU
- * sections, self-tests and the choice of a path.
+ * aes-intel.c - the x86 SIMD engines of aesloop (AES-NI, VAES, and SSSE3
+ * for CPUs without AES-NI): CPU checks, FPU sections, self-tests and the
+ * choice of a path.
  *
  * Each path is a struct loop_aes_engine (aes/loop_aes.h) whose operations
- * call the assembly of aesni.S and md5-mb.S.  In the kernel every call runs
+ * call the assembly of aesni.S, aes-ssse3.S and md5-mb.S.  In the kernel every call runs
  * inside kernel_fpu_begin()/kernel_fpu_end() sections of at most
  * AESLOOP_INTEL_FPU_BYTES, and falls back to the generic C code when
  * may_use_simd() says the FPU cannot be used in this context.  The same
  * source builds into the userspace library, where the FPU is simply there.
  *
  *   path          CBC sectors side by side     multi-key IVs (MD5)
+ *   ssse3         vector-permute AES, xmm: 2   scalar C (such CPUs have no
+ *                 (no AES-NI; constant time)   AVX2)
  *   aesni         AES-NI, xmm: 8               AVX2, 16 sectors, if the CPU
  *                                              has AVX2, else scalar C
  *   vaes-avx2     VAES, ymm: 16                AVX2, 16 sectors
@@ -99,6 +102,7 @@ enum {
 	HAS_AVX2	= 1 << 2,
 	HAS_VAES	= 1 << 3,
 	HAS_AVX512	= 1 << 4,	/* AVX512F and the OS saves zmm state */
+	HAS_SSSE3	= 1 << 5,
 };
 
 /* XCR0 bits: SSE, AVX (upper ymm), and opmask, ZMM_Hi256, Hi16_ZMM. */
@@ -140,6 +144,8 @@ static unsigned int cpu_features(void)
 
 	if (boot_cpu_has(X86_FEATURE_AES) && boot_cpu_has(X86_FEATURE_XMM2))
 		f |= HAS_AES;
+	if (boot_cpu_has(X86_FEATURE_SSSE3))
+		f |= HAS_SSSE3;
 	if (boot_cpu_has(X86_FEATURE_AVX) && os_saves(XCR0_YMM))
 		f |= HAS_AVX;
 	if ((f & HAS_AVX) && boot_cpu_has(X86_FEATURE_AVX2))
@@ -165,6 +171,8 @@ static unsigned int cpu_features(void)
 	if (__get_cpuid(1, &a, &b, &c, &d)) {
 		if ((c & bit_AES) && (d & bit_SSE2))
 			f |= HAS_AES;
+		if (c & bit_SSSE3)
+			f |= HAS_SSSE3;
 		if (c & bit_OSXSAVE)
 			xcr0 = read_xcr0();
 		if ((c & bit_AVX) && (xcr0 & XCR0_YMM) == XCR0_YMM)
@@ -198,6 +206,10 @@ bool aesloop_intel_cpu_has(enum aesloop_intel_path path, const char **why)
 	const char *what;
 
 	switch (path) {
+	case AESLOOP_INTEL_SSSE3:
+		need = HAS_SSSE3;
+		what = "SSSE3";
+		break;
 	case AESLOOP_INTEL_AESNI:
 		need = HAS_AES;
 		what = "AES-NI";
@@ -367,6 +379,68 @@ intel_ivs(md5_fn *md5, const u32 seed[4], const u8 *data, u64 sector,
 	}
 }
 
+/*
+ * SSSE3.  The assembly takes a source pointer per sector (so that one
+ * entry point serves both encryptions) and a key pointer per sector: the
+ * arrays are made here per FPU section, 32 pointers each.
+ */
+
+static void ssse3_encrypt(const struct aes_key *const *keys, const u8 *ivs,
+			  u8 *dst, const u8 *src, unsigned int nsect)
+{
+	const u8 *srcs[AESLOOP_INTEL_FPU_SECTORS];
+
+	while (nsect) {
+		unsigned int n = fpu_chunk(nsect), i;
+
+		for (i = 0; i < n; i++)
+			srcs[i] = src + i * LOOP_AES_SECTOR_SIZE;
+		if (!simd_begin()) {
+			generic_cbc(true, keys, ivs, dst, src, nsect);
+			return;
+		}
+		aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, n);
+		simd_end();
+		keys += n;
+		ivs += n * AES_BLOCK_LEN;
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		src += n * LOOP_AES_SECTOR_SIZE;
+		nsect -= n;
+	}
+}
+
+static void ssse3_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				 u8 *dst, const u8 *const *srcs,
+				 unsigned int nsect)
+{
+	const struct aes_key *keys[AESLOOP_INTEL_FPU_SECTORS];
+	unsigned int i;
+
+	for (i = 0; i < AESLOOP_INTEL_FPU_SECTORS; i++)
+		keys[i] = key;
+	while (nsect) {
+		unsigned int n = fpu_chunk(nsect);
+
+		if (!simd_begin()) {
+			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
+								   srcs, nsect);
+			return;
+		}
+		aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, n);
+		simd_end();
+		ivs += n * AES_BLOCK_LEN;
+		dst += n * LOOP_AES_SECTOR_SIZE;
+		srcs += n;
+		nsect -= n;
+	}
+}
+
+static void ssse3_decrypt(const struct aes_key *const *keys, const u8 *ivs,
+			  u8 *dst, const u8 *src, unsigned int nsect)
+{
+	intel_decrypt(aesloop_cbc_dec_ssse3, keys, ivs, dst, src, nsect);
+}
+
 /* AES-NI */
 
 static void aesni_encrypt(const struct aes_key *const *keys, const u8 *ivs,
@@ -458,6 +532,13 @@ static void vaes512_ivs(const u32 seed[4], const u8 *data, u64 sector,
 }
 
 static const struct loop_aes_engine intel_engines[AESLOOP_INTEL_NR_PATHS] = {
+	[AESLOOP_INTEL_SSSE3] = {
+		.name		= "ssse3",
+		.cbc_encrypt	= ssse3_encrypt,
+		.cbc_decrypt	= ssse3_decrypt,
+		.cbc_encrypt_gather = ssse3_encrypt_gather,
+		.multi_ivs	= scalar_ivs,
+	},
 	[AESLOOP_INTEL_AESNI] = {
 		.name		= "aesni",
 		.cbc_encrypt	= aesni_encrypt,
@@ -670,8 +751,10 @@ int aesloop_intel_selftest(const struct loop_aes_engine *engine)
  *            features are present but whose self-test failed (an emulator
  *            or a broken CPU), or to NULL when there was none
  *
- * Tries vaes-avx512, vaes-avx2, aesni in that order; the first whose
- * features are present and whose self-test passes wins.  Call once at
+ * Tries vaes-avx512, vaes-avx2, aesni, ssse3 in that order; the first whose
+ * features are present and whose self-test passes wins.  So ssse3 runs on
+ * CPUs with SSSE3 and without AES-NI, and where every AES-NI path failed
+ * its self-test (constant time beats the generic code's tables there too).  Call once at
  * start-up (it may sleep), then hand the result to loop_aes_set_engine().
  *
  * Return: the engine, or NULL: keep the generic one.

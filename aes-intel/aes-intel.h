@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * aes-intel.h - AES-NI/VAES sector CBC and multi-buffer MD5 for the loop-AES
- * format, as engines under aes/loop_aes.c (built only with INTELAES=y).
+ * format, and a constant-time SSSE3 AES for x86 CPUs without AES-NI, as
+ * engines under aes/loop_aes.c (built only with INTELAES=y).
  *
  * Two layers:
  *
- * 1. The assembly (aesni.S, md5-mb.S), one entry point per ISA level.  It
+ * 1. The assembly (aesni.S, aes-ssse3.S, md5-mb.S), one entry point per ISA
+ *    level.  It
  *    needs the FPU: in the kernel only between kernel_fpu_begin() and
  *    kernel_fpu_end(), and only on a CPU with the level's features.
  *
@@ -41,6 +43,7 @@
 
 /* The paths, slowest first. */
 enum aesloop_intel_path {
+	AESLOOP_INTEL_SSSE3,		/* no AES-NI: vector-permute AES, scalar MD5 */
 	AESLOOP_INTEL_AESNI,		/* AES-NI, SSE coding; AVX2 MD5 if present */
 	AESLOOP_INTEL_VAES_AVX2,	/* VAES on ymm, AVX2 MD5 */
 	AESLOOP_INTEL_VAES_AVX512,	/* VAES on zmm, AVX-512 MD5 */
@@ -112,6 +115,38 @@ void aesloop_cbc_enc1_avx(const struct aes_key *key, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect);
 void aesloop_cbc_enc1g_avx(const struct aes_key *key, const u8 *ivs,
 			   u8 *dst, const u8 *const *srcs, unsigned int nsect);
+
+/**
+ * aesloop_cbc_enc_ssse3() - CBC-encrypt whole sectors without AES-NI
+ * @keys:  @nsect key pointers, sector i with *@keys[i] (all of one length)
+ * @ivs:   @nsect 16-byte IVs, sector i's at @ivs + 16 * i
+ * @dst:   out: @nsect * 512 bytes, sector i at @dst + 512 * i
+ * @srcs:  @nsect pointers to 512 plaintext bytes each, anywhere; a source
+ *         sector is either its own destination sector (in place) or
+ *         overlaps no destination sector
+ * @nsect: sectors, any number (0 too)
+ *
+ * AES (FIPS-197) with the S-box computed by vector permutes in GF(16)
+ * towers (Hamburg, CHES 2009): SSSE3 only, no table in memory indexed by
+ * key or data, no branch on them.  Two sectors go side by side; nothing
+ * needs alignment.  The caller holds kernel_fpu_begin() in the kernel.
+ */
+void aesloop_cbc_enc_ssse3(const struct aes_key *const *keys, const u8 *ivs,
+			   u8 *dst, const u8 *const *srcs, unsigned int nsect);
+
+/**
+ * aesloop_cbc_dec_ssse3() - CBC-decrypt whole sectors without AES-NI
+ * @keys:  @nsect key pointers, sector i with *@keys[i] (all of one length)
+ * @ivs:   @nsect 16-byte IVs, sector i's at @ivs + 16 * i; NULL: all zero
+ * @dst:   out: @nsect * 512 bytes; equals @src or does not overlap it
+ * @src:   @nsect * 512 bytes of ciphertext
+ * @nsect: sectors, any number (0 too)
+ *
+ * The equivalent inverse cipher of FIPS-197 5.3.5 on the vector-permute
+ * S-box of aesloop_cbc_enc_ssse3(), two blocks of a sector at a time.
+ */
+void aesloop_cbc_dec_ssse3(const struct aes_key *const *keys, const u8 *ivs,
+			   u8 *dst, const u8 *src, unsigned int nsect);
 
 /*
  * aesloop_md5_iv_<isa>() - the multi-key IVs (spec sections 2.2 step 2-4,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * linkage.S - included by aesni.S and md5-mb.S (not assembled on its own):
- * what the assembly needs from its host.
+ * linkage.S - included by aesni.S, aes-ssse3.S and md5-mb.S (not assembled
+ * on its own): what the assembly needs from its host.
  *
  * In loop.ko: the kernel's own SYM_FUNC_START()/SYM_FUNC_END() (ENDBR where
  * IBT is configured) and RET (the return thunk or "ret; int3" of the

@@ -93,6 +93,9 @@ variant_on() { # VARIANT SERIES
 #     C AES the fallback runs is the same on every kernel and has no FPU section (nothing of
 #     PREEMPT_RT's); 6.1 runs both, 7.3 its t-aes-path on qemu64 and the C AES through the
 #     INTELAES=n module's t-crypt;
+#   t-crypt on Nehalem (SSSE3, no AES-NI: the ssse3 engine): its t-aes-path runs on every
+#     kernel, and the module's load-time self-test checks the engine against the C AES
+#     there; the engine's own tests are the host's test_aesni (every key length and shape);
 #   util-linux 2.41's t-keys on 6.12: the host's ul-2.41/t-losetup gives every key source to
 #     2.41's losetup (the ioctls checked against the vectors), t-keys on 6.1 and 7.3 attaches
 #     with every key source through the same key setup code (libaesloop) in 2.38's, and
@@ -101,6 +104,7 @@ ci_runs() { # RUN SERIES
 	[ "${FULL:-0}" = 1 ] && return 0
 	case "$1:$2" in
 	t-swap:6.1 | t-crash:6.1 | qemu64/t-crypt:7.3 | ul-2.41/t-keys:6.12) return 1 ;;
+	nehalem/t-crypt:*) return 1 ;;
 	qemu64/*) [ "$(tier_of "$2")" = full ] ;;
 	*) return 0 ;;
 	esac
@@ -186,10 +190,17 @@ kernel_suites() {
 	# What t-crypt and t-multikey left in the share, against aespipe.
 	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh "$share/crypt"
 	# The default module has the AES-NI/VAES code (x86_64): the suites above
-	# ran it on -cpu max; the path it picks there, and the generic fallback
-	# on a CPU without AES-NI (qemu64), with the same answers.
+	# ran it on -cpu max; the path it picks there, the ssse3 engine on a CPU
+	# with SSSE3 and without AES-NI (Nehalem), and the generic fallback on
+	# one with neither (qemu64), with the same answers.
 	vm_results "${vm[@]}" -c max -n "$kver/intelaes-max/aes-path" \
 		/aesloop/tests/vm/t-aes-path.sh max
+	vm_results "${vm[@]}" -c Nehalem -n "$kver/intelaes-nehalem/aes-path" \
+		/aesloop/tests/vm/t-aes-path.sh Nehalem
+	if ci_runs nehalem/t-crypt "$kser"; then
+		vm_results "${vm[@]}" -c Nehalem -n "$kver/intelaes-nehalem/t-crypt" \
+			/aesloop/tests/vm/t-crypt.sh
+	fi
 	if ci_runs qemu64/t-crypt "$kser"; then
 		vm_results "${vm[@]}" -c qemu64 -n "$kver/intelaes-qemu64/t-crypt" \
 			/aesloop/tests/vm/t-crypt.sh

@@ -5,7 +5,7 @@
  *
  *   aesloop-bench [--tsv] [--quick] [--pipes | --engines]
  *
- * In-process: each engine (generic, aesni, vaes-avx2, vaes-avx512) through
+ * In-process: each engine (generic, ssse3, aesni, vaes-avx2, vaes-avx512) through
  * loop_aes_encrypt/decrypt on a contiguous BUF_BYTES buffer per thread (in
  * place, sector numbers advancing): what the engine can do, against OpenSSL EVP doing
  * the same work one sector at a time with the IV set per sector (for v2/v3
@@ -68,14 +68,30 @@ static const char *const op_names[NR_OPS] = {
 	"single-enc-aes256", "single-dec-aes256",
 };
 
-/* Columns: the engines, then OpenSSL with and without AES-NI. */
-enum { COL_GENERIC, COL_AESNI, COL_VAES2, COL_VAES512, COL_OSSL,
+/*
+ * Columns: the engines, then OpenSSL with and without AES-NI.  ssse3 is
+ * the engine of CPUs without AES-NI: its peer is openssl-noaesni.
+ */
+enum { COL_GENERIC, COL_SSSE3, COL_AESNI, COL_VAES2, COL_VAES512, COL_OSSL,
        COL_OSSL_NOAESNI, NR_COLS };
 
 static const char *const col_names[NR_COLS] = {
-	"generic", "aesni", "vaes-avx2", "vaes-avx512", "openssl",
+	"generic", "ssse3", "aesni", "vaes-avx2", "vaes-avx512", "openssl",
 	"openssl-noaesni",
 };
+
+/* The aes-intel path of an engine column, COL_SSSE3..COL_VAES512. */
+static enum aesloop_intel_path col_path(int col)
+{
+	static const enum aesloop_intel_path path[] = {
+		[COL_SSSE3] = AESLOOP_INTEL_SSSE3,
+		[COL_AESNI] = AESLOOP_INTEL_AESNI,
+		[COL_VAES2] = AESLOOP_INTEL_VAES_AVX2,
+		[COL_VAES512] = AESLOOP_INTEL_VAES_AVX512,
+	};
+
+	return path[col];
+}
 
 static double now(void)
 {
@@ -310,11 +326,6 @@ static void *worker(void *arg)
 
 static double measure_once(int col, enum op op, int threads)
 {
-	static const int engine_path[] = {
-		[COL_AESNI] = AESLOOP_INTEL_AESNI,
-		[COL_VAES2] = AESLOOP_INTEL_VAES_AVX2,
-		[COL_VAES512] = AESLOOP_INTEL_VAES_AVX512,
-	};
 	struct job jobs[MAX_THREADS];
 	pthread_t tid[MAX_THREADS];
 	pthread_barrier_t start;
@@ -325,7 +336,7 @@ static double measure_once(int col, enum op op, int threads)
 	if (col == COL_GENERIC)
 		loop_aes_set_engine(&loop_aes_generic_engine);
 	else if (col <= COL_VAES512)
-		loop_aes_set_engine(aesloop_intel_engine(engine_path[col]));
+		loop_aes_set_engine(aesloop_intel_engine(col_path(col)));
 	pthread_barrier_init(&start, NULL, threads + 1);
 	for (i = 0; i < threads; i++) {
 		jobs[i] = (struct job){ .col = col, .op = op, .start = &start };
@@ -512,7 +523,7 @@ static int bench_shapes(void)
 	int col = COL_GENERIC, sop, i;
 	u8 *buf;
 
-	for (i = COL_AESNI; i <= COL_VAES512; i++)
+	for (i = COL_SSSE3; e && i <= COL_VAES512; i++)
 		if (!strcmp(e->name, col_names[i]))
 			col = i;
 	loop_aes_set_engine(col == COL_GENERIC ? &loop_aes_generic_engine : e);
@@ -936,14 +947,10 @@ int main(int argc, char **argv)
 		 (int)(strrchr(self, '/') - self), self);
 
 	have[COL_GENERIC] = have[COL_OSSL] = have[COL_OSSL_NOAESNI] = 1;
-	have[COL_AESNI] = aesloop_intel_cpu_has(AESLOOP_INTEL_AESNI, NULL);
-	have[COL_VAES2] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX2, NULL);
-	have[COL_VAES512] = aesloop_intel_cpu_has(AESLOOP_INTEL_VAES_AVX512, NULL);
-	for (c = COL_AESNI; c <= COL_VAES512; c++)
-		if (have[c] && aesloop_intel_selftest(aesloop_intel_engine(
-				c == COL_AESNI ? AESLOOP_INTEL_AESNI :
-				c == COL_VAES2 ? AESLOOP_INTEL_VAES_AVX2 :
-				AESLOOP_INTEL_VAES_AVX512))) {
+	for (c = COL_SSSE3; c <= COL_VAES512; c++)
+		have[c] = aesloop_intel_cpu_has(col_path(c), NULL);
+	for (c = COL_SSSE3; c <= COL_VAES512; c++)
+		if (have[c] && aesloop_intel_selftest(aesloop_intel_engine(col_path(c)))) {
 			fprintf(stderr, "aesloop-bench: %s fails its self-test\n",
 				col_names[c]);
 			have[c] = 0;
@@ -1041,5 +1048,11 @@ int main(int argc, char **argv)
 	target(tsv, "generic decryption vs openssl without AES-NI",
 	       results[COL_GENERIC][OP_SINGLE_DEC][1],
 	       results[COL_OSSL_NOAESNI][OP_SINGLE_DEC][1], 1, "generic C");
+	target(tsv, "ssse3 encryption vs openssl without AES-NI",
+	       results[COL_SSSE3][OP_SINGLE_ENC][1],
+	       results[COL_OSSL_NOAESNI][OP_SINGLE_ENC][1], 1, "ssse3");
+	target(tsv, "ssse3 decryption vs openssl without AES-NI",
+	       results[COL_SSSE3][OP_SINGLE_DEC][1],
+	       results[COL_OSSL_NOAESNI][OP_SINGLE_DEC][1], 1, "ssse3");
 	return 0;
 }

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_aesni.c - the aes-intel paths (INTELAES=y) against the generic C code
- * and OpenSSL.
+ * test_aesni.c - the aes-intel paths (INTELAES=y: ssse3, aesni, vaes-*)
+ * against the generic C code and OpenSSL.
  *
  *  cpu-PATH                   the path runs here, or skipped with the missing
  *                             feature (every check of that path is skipped)
@@ -61,6 +61,43 @@ typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
 		    unsigned int nsect);
 
 /*
+ * The ssse3 assembly takes a key and a source pointer per sector for every
+ * encryption: these give it the other paths' three shapes.
+ */
+static void ssse3_enc(const struct aes_key *const *keys, const u8 *ivs,
+		      u8 *dst, const u8 *src, unsigned int nsect)
+{
+	const u8 *srcs[MAX_SECT];
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		srcs[i] = src + i * LOOP_AES_SECTOR_SIZE;
+	aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, nsect);
+}
+
+static void ssse3_enc1g(const struct aes_key *key, const u8 *ivs, u8 *dst,
+			const u8 *const *srcs, unsigned int nsect)
+{
+	const struct aes_key *keys[MAX_SECT];
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		keys[i] = key;
+	aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, nsect);
+}
+
+static void ssse3_enc1(const struct aes_key *key, const u8 *ivs, u8 *dst,
+		       const u8 *src, unsigned int nsect)
+{
+	const u8 *srcs[MAX_SECT];
+	unsigned int i;
+
+	for (i = 0; i < nsect; i++)
+		srcs[i] = src + i * LOOP_AES_SECTOR_SIZE;
+	ssse3_enc1g(key, ivs, dst, srcs, nsect);
+}
+
+/*
  * The assembly of each path.  "avx" is the xmm/VEX encryption the VAES
  * paths use for calls of fewer sectors than their lanes; it is tested
  * directly at every count too, with the features of vaes-avx2.
@@ -73,6 +110,8 @@ static const struct asm_path {
 	cbc1g_fn *enc1g;
 	md5_fn *md5;
 } paths[] = {
+	{ "ssse3", AESLOOP_INTEL_SSSE3, ssse3_enc, aesloop_cbc_dec_ssse3,
+	  ssse3_enc1, ssse3_enc1g, NULL },
 	{ "aesni", AESLOOP_INTEL_AESNI, aesloop_cbc_enc_aesni,
 	  aesloop_cbc_dec_aesni, aesloop_cbc_enc1_aesni,
 	  aesloop_cbc_enc1g_aesni, NULL },
@@ -410,7 +449,7 @@ static void check_engine(const struct loop_aes_engine *e, const char *pname,
 int main(void)
 {
 	static const char *const engine_names[AESLOOP_INTEL_NR_PATHS] = {
-		"aesni", "vaes-avx2", "vaes-avx512"
+		"ssse3", "aesni", "vaes-avx2", "vaes-avx512"
 	};
 	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
 	struct bufs *b = calloc(1, sizeof(*b));

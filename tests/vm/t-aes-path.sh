@@ -2,7 +2,8 @@
 # VM test (a module built with INTELAES=y): the AES path the module chose
 # is the one the CPU allows, and it says so in the log and in aes_impl.
 #   t-aes-path.sh max      the CPU has AES-NI: an AES-NI or VAES path
-#   t-aes-path.sh qemu64   no AES-NI: the generic C code
+#   t-aes-path.sh Nehalem  SSSE3 and no AES-NI: ssse3, the vector-permute AES
+#   t-aes-path.sh qemu64   neither: the generic C code
 # and a faster path the CPU claims is used, or the log says why not.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
@@ -11,12 +12,15 @@ impl=$(cat /sys/module/loop/parameters/aes_impl)
 t_check aes-path-logged sh -c "dmesg | grep -q 'aesloop driver loaded.*AES: $impl'"
 if t_cpu_has aes; then
 	t_check aes-path-hardware sh -c "echo '$impl' | grep -Eqx 'aesni|vaes-avx2|vaes-avx512'"
+elif t_cpu_has ssse3; then
+	t_expect_eq aes-path-ssse3 ssse3 "$impl"
 else
 	t_expect_eq aes-path-fallback generic "$impl"
 fi
 # A faster path the CPU claims but that was not chosen must have failed its
 # self-test, and the log must say so (QEMU 7.2's TCG gets VAES on ymm wrong).
 best=generic
+t_cpu_has ssse3 && best=ssse3
 t_cpu_has aes && best=aesni
 t_cpu_has vaes && t_cpu_has avx2 && best=vaes-avx2
 t_cpu_has vaes && t_cpu_has avx2 && t_cpu_has avx512f && best=vaes-avx512
