@@ -93,9 +93,14 @@ variant_on() { # VARIANT SERIES
 #     C AES the fallback runs is the same on every kernel and has no FPU section (nothing of
 #     PREEMPT_RT's); 6.1 runs both, 7.3 its t-aes-path on qemu64 and the C AES through the
 #     INTELAES=n module's t-crypt;
-#   t-crypt on Nehalem (SSSE3, no AES-NI: the ssse3 engine): its t-aes-path runs on every
-#     kernel, and the module's load-time self-test checks the engine against the C AES
-#     there; the engine's own tests are the host's test_aesni (every key length and shape);
+#   t-crypt on Nehalem (SSSE3, no AES-NI: the ssse3 engine), and its t-aes-path on the smoke
+#     tier: t-aes-path on Nehalem runs on 6.1 and 7.3, and the module's load-time self-test
+#     checks the engine against the C AES there; the engine's own tests are the host's
+#     test_aesni (every key length and shape);
+#   t-aes-path on qemu64 on 7.3: 7.3 runs the C AES through the INTELAES=n module's t-crypt
+#     and t-multikey, 6.1 the fallback's choice on qemu64;
+#   KEYSCRUB=y's t-driver on 7.3 (about 4 minutes): the keys move under I/O in KEYSCRUB=y's
+#     t-crypt and t-callers, and t-driver's paths do not depend on where the keys are;
 #   util-linux 2.41's t-keys on 6.12: the host's ul-2.41/t-losetup gives every key source to
 #     2.41's losetup (the ioctls checked against the vectors), t-keys on 6.1 and 7.3 attaches
 #     with every key source through the same key setup code (libaesloop) in 2.38's, and
@@ -104,8 +109,8 @@ ci_runs() { # RUN SERIES
 	[ "${FULL:-0}" = 1 ] && return 0
 	case "$1:$2" in
 	t-swap:6.1 | t-crash:6.1 | qemu64/t-crypt:7.3 | ul-2.41/t-keys:6.12) return 1 ;;
-	nehalem/t-crypt:*) return 1 ;;
-	qemu64/*) [ "$(tier_of "$2")" = full ] ;;
+	nehalem/t-crypt:* | qemu64/aes-path:7.3 | keyscrub/t-driver:7.3) return 1 ;;
+	qemu64/* | nehalem/*) [ "$(tier_of "$2")" = full ] ;;
 	*) return 0 ;;
 	esac
 }
@@ -195,8 +200,10 @@ kernel_suites() {
 	# one with neither (qemu64), with the same answers.
 	vm_results "${vm[@]}" -c max -n "$kver/intelaes-max/aes-path" \
 		/aesloop/tests/vm/t-aes-path.sh max
-	vm_results "${vm[@]}" -c Nehalem -n "$kver/intelaes-nehalem/aes-path" \
-		/aesloop/tests/vm/t-aes-path.sh Nehalem
+	if ci_runs nehalem/aes-path "$kser"; then
+		vm_results "${vm[@]}" -c Nehalem -n "$kver/intelaes-nehalem/aes-path" \
+			/aesloop/tests/vm/t-aes-path.sh Nehalem
+	fi
 	if ci_runs nehalem/t-crypt "$kser"; then
 		vm_results "${vm[@]}" -c Nehalem -n "$kver/intelaes-nehalem/t-crypt" \
 			/aesloop/tests/vm/t-crypt.sh
@@ -227,6 +234,7 @@ kernel_suites() {
 	# KEYSCRUB=y: keys move and are inverted every second under I/O.
 	if [ -f "$modules/$kver-keyscrub.ko" ]; then
 		for t in t-crypt t-driver t-callers; do
+			ci_runs "keyscrub/$t" "$kser" || continue
 			vm_results "${variant[@]}" -m "$modules/$kver-keyscrub.ko" \
 				-n "$kver/keyscrub/$t" "/aesloop/tests/vm/$t.sh"
 		done
@@ -378,11 +386,14 @@ run_item() { # kernel-SERIES or system-SUITE
 # 1.5 for make-targets and deb-packages) and less the runs CI has since left to FULL=1
 # (ci_runs: t-swap 3.5, t-crash 1.0, a qemu64 run 0.6, t-keys 1.8), plus t-queue (0.7
 # minutes, every kernel) and t-reconfig (0.8, full tiers) since: 6.1 12.8 -> 7.3, 7.3
-# 17.0 -> 15.3, 6.12 6.8 -> 3.7, 7.3-rt 5.3 -> 4.0; the systems as measured.  So CI's lanes:
-#   a: 7.3 full 15.3, 6.1 full 7.3, 6.12 smoke 3.7                     26.3 minutes alone
+# 17.0 -> 15.3, 6.12 6.8 -> 3.7, 7.3-rt 5.3 -> 4.0; the systems as measured.  Then t-aes-path
+# on Nehalem on 6.1 and 7.3 (about 0.6 each, estimated) and 7.3's qemu64 t-aes-path (0.6) and
+# KEYSCRUB=y t-driver (about 4, estimated) to FULL=1: 6.1 7.9, 7.3 11.3.  So CI's lanes:
+#   a: 7.3 full 11.3, 6.1 full 7.9, 6.12 smoke 3.7                     22.9 minutes alone
 #   b: bookworm 9.8, bookworm-deb 7.2, 7.3-rt smoke 4.0, trixie 2.8    23.8 minutes alone
-# and, each guest a little slower beside another, about 30 minutes at once: with the host
-# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 46.
+# and, each guest a little slower beside another, about 28 minutes at once: with the host
+# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 44.
+# CI's two-lane run of 2026-12-06 before these changes took 48.4 minutes.
 # FULL=1's: from the README's times of make check-full, its system tier's 124 minutes split by
 # guess.  Newer measurements belong here and in the README's table.
 item_minutes() {
@@ -402,8 +413,8 @@ item_minutes() {
 		return
 	fi
 	case "$1" in
-	kernel-6.1) echo 73 ;;
-	kernel-7.3) echo 153 ;;
+	kernel-6.1) echo 79 ;;
+	kernel-7.3) echo 113 ;;
 	kernel-6.12) echo 37 ;;
 	kernel-7.3-rt) echo 40 ;;
 	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 100; else echo 35; fi ;;

@@ -137,9 +137,9 @@ setup() {
 		fi
 		case "$cfg" in
 		dm-cbc) cryptsetup open --type plain --cipher aes-cbc-plain --key-size 128 \
-			--key-file "$key" --keyfile-size 16 "$b" bench ;;
+			--key-file "$key" "$b" bench ;;
 		*) cryptsetup open --type loopaes --key-file "$key" --key-size 128 "$b" bench ;;
-		esac || return 1
+		esac >&2 || return 1
 		echo /dev/mapper/bench
 		;;
 	esac
