@@ -7,12 +7,14 @@
  * Each path is a struct loop_aes_engine (aes/loop_aes.h) whose operations
  * call the assembly of aesni.S, aes-ssse3.S and md5-mb.S.  In the kernel every call runs
  * inside kernel_fpu_begin()/kernel_fpu_end() sections of at most
- * AESLOOP_INTEL_FPU_BYTES, and falls back to the generic C code when
- * may_use_simd() says the FPU cannot be used in this context.  The same
+ * AESLOOP_INTEL_FPU_BYTES (ssse3: AESLOOP_SSSE3_FPU_SECTORS), and falls back
+ * to the generic C code when may_use_simd() says the FPU cannot be used in
+ * this context (never in the driver's workers, which run in process
+ * context; the C code's tables are not constant time).  The same
  * source builds into the userspace library, where the FPU is simply there.
  *
  *   path          CBC sectors side by side     multi-key IVs (MD5)
- *   ssse3         vector-permute AES, xmm: 2   scalar C (such CPUs have no
+ *   ssse3         vector-permute AES, xmm: 4   scalar C (such CPUs have no
  *                 (no AES-NI; constant time)   AVX2)
  *   aesni         AES-NI, xmm: 8               AVX2, 16 sectors, if the CPU
  *                                              has AVX2, else scalar C
@@ -22,6 +24,7 @@
  */
 #ifdef __KERNEL__
 #include <linux/kernel.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
@@ -46,16 +49,27 @@ static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
 
 #ifdef __KERNEL__
 
+/*
+ * User-Mode Linux's kernel_fpu_begin() is empty: the kernel is a process of
+ * the host, whose kernel saves the registers, and an interrupt is a host
+ * signal whose frame holds them until the section goes on.  Preemption is
+ * still kept off inside a section, as kernel_fpu_begin() does elsewhere, so
+ * that nothing sleeps there on UML either.
+ */
 static bool simd_begin(void)
 {
 	if (!may_use_simd())
 		return false;
 	kernel_fpu_begin();
+	if (IS_ENABLED(CONFIG_UML))
+		preempt_disable();
 	return true;
 }
 
 static void simd_end(void)
 {
+	if (IS_ENABLED(CONFIG_UML))
+		preempt_enable();
 	kernel_fpu_end();
 }
 
@@ -122,14 +136,15 @@ static inline unsigned long long read_xcr0(void)
 #ifdef CONFIG_UML
 /*
  * User-Mode Linux: this kernel is a process of the host, and the host saves
- * the registers its XCR0 names.  UML's kernel_fpu_begin() is empty: a
- * section can only be interrupted by a host signal, whose frame holds the
- * registers until the section goes on.
+ * the registers its XCR0 names.  UML takes its CPU features from the names
+ * in the host's /proc/cpuinfo, where OSXSAVE has none: CPUID says it.
  */
 static bool os_saves(unsigned long long xcr0_bits)
 {
-	return boot_cpu_has(X86_FEATURE_OSXSAVE) &&
-	       (read_xcr0() & xcr0_bits) == xcr0_bits;
+	unsigned int a = 1, b, c = 0, d;
+
+	asm volatile("cpuid" : "+a"(a), "=b"(b), "+c"(c), "=d"(d));
+	return (c & BIT(27)) && (read_xcr0() & xcr0_bits) == xcr0_bits;
 }
 #else
 static bool os_saves(unsigned long long xcr0_bits)
@@ -248,10 +263,10 @@ typedef void cbc1g_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
 typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
 		    unsigned int nsect);
 
-/* Sectors for the next FPU section. */
-static unsigned int fpu_chunk(unsigned int nsect)
+/* Sectors for the next FPU section, at most @max. */
+static unsigned int fpu_chunk(unsigned int nsect, unsigned int max)
 {
-	return nsect < AESLOOP_INTEL_FPU_SECTORS ? nsect : AESLOOP_INTEL_FPU_SECTORS;
+	return nsect < max ? nsect : max;
 }
 
 static bool one_key(const struct aes_key *const *keys, unsigned int n)
@@ -296,7 +311,7 @@ intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
 	      const u8 *ivs, u8 *dst, const u8 *src, unsigned int nsect)
 {
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect);
+		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
 		bool one = one_key(keys, n);
 
 		if (!simd_begin()) {
@@ -322,7 +337,7 @@ intel_encrypt_gather(cbc1g_fn *enc1g, const struct aes_key *key,
 		     unsigned int nsect)
 {
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect);
+		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
 
 		if (!simd_begin()) {
 			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
@@ -339,11 +354,11 @@ intel_encrypt_gather(cbc1g_fn *enc1g, const struct aes_key *key,
 }
 
 static __always_inline void
-intel_decrypt(cbc_fn *dec, const struct aes_key *const *keys, const u8 *ivs,
-	      u8 *dst, const u8 *src, unsigned int nsect)
+intel_decrypt(cbc_fn *dec, unsigned int max, const struct aes_key *const *keys,
+	      const u8 *ivs, u8 *dst, const u8 *src, unsigned int nsect)
 {
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect);
+		unsigned int n = fpu_chunk(nsect, max);
 
 		if (!simd_begin()) {
 			generic_cbc(false, keys, ivs, dst, src, nsect);
@@ -364,7 +379,7 @@ intel_ivs(md5_fn *md5, const u32 seed[4], const u8 *data, u64 sector,
 	  u8 *ivs, unsigned int nsect)
 {
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect);
+		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
 
 		if (!simd_begin()) {
 			scalar_ivs(seed, data, sector, ivs, nsect);
@@ -382,16 +397,17 @@ intel_ivs(md5_fn *md5, const u32 seed[4], const u8 *data, u64 sector,
 /*
  * SSSE3.  The assembly takes a source pointer per sector (so that one
  * entry point serves both encryptions) and a key pointer per sector: the
- * arrays are made here per FPU section, 32 pointers each.
+ * arrays are made here per FPU section, AESLOOP_SSSE3_FPU_SECTORS each.
  */
 
 static void ssse3_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
-	const u8 *srcs[AESLOOP_INTEL_FPU_SECTORS];
+	const u8 *srcs[AESLOOP_SSSE3_FPU_SECTORS];
 
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect), i;
+		unsigned int n = fpu_chunk(nsect, AESLOOP_SSSE3_FPU_SECTORS);
+		unsigned int i;
 
 		for (i = 0; i < n; i++)
 			srcs[i] = src + i * LOOP_AES_SECTOR_SIZE;
@@ -413,13 +429,13 @@ static void ssse3_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 				 u8 *dst, const u8 *const *srcs,
 				 unsigned int nsect)
 {
-	const struct aes_key *keys[AESLOOP_INTEL_FPU_SECTORS];
+	const struct aes_key *keys[AESLOOP_SSSE3_FPU_SECTORS];
 	unsigned int i;
 
-	for (i = 0; i < AESLOOP_INTEL_FPU_SECTORS; i++)
+	for (i = 0; i < AESLOOP_SSSE3_FPU_SECTORS; i++)
 		keys[i] = key;
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect);
+		unsigned int n = fpu_chunk(nsect, AESLOOP_SSSE3_FPU_SECTORS);
 
 		if (!simd_begin()) {
 			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
@@ -438,7 +454,8 @@ static void ssse3_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 static void ssse3_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
-	intel_decrypt(aesloop_cbc_dec_ssse3, keys, ivs, dst, src, nsect);
+	intel_decrypt(aesloop_cbc_dec_ssse3, AESLOOP_SSSE3_FPU_SECTORS,
+		      keys, ivs, dst, src, nsect);
 }
 
 /* AES-NI */
@@ -460,7 +477,8 @@ static void aesni_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 static void aesni_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
-	intel_decrypt(aesloop_cbc_dec_aesni, keys, ivs, dst, src, nsect);
+	intel_decrypt(aesloop_cbc_dec_aesni, AESLOOP_INTEL_FPU_SECTORS,
+		      keys, ivs, dst, src, nsect);
 }
 
 /* Multi-buffer MD5 needs AVX2, which some AES-NI CPUs lack. */
@@ -493,7 +511,8 @@ static void vaes2_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 static void vaes2_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			  u8 *dst, const u8 *src, unsigned int nsect)
 {
-	intel_decrypt(aesloop_cbc_dec_vaes_avx2, keys, ivs, dst, src, nsect);
+	intel_decrypt(aesloop_cbc_dec_vaes_avx2, AESLOOP_INTEL_FPU_SECTORS,
+		      keys, ivs, dst, src, nsect);
 }
 
 static void vaes2_ivs(const u32 seed[4], const u8 *data, u64 sector,
@@ -522,7 +541,8 @@ static void vaes512_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 static void vaes512_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 			    u8 *dst, const u8 *src, unsigned int nsect)
 {
-	intel_decrypt(aesloop_cbc_dec_vaes_avx512, keys, ivs, dst, src, nsect);
+	intel_decrypt(aesloop_cbc_dec_vaes_avx512, AESLOOP_INTEL_FPU_SECTORS,
+		      keys, ivs, dst, src, nsect);
 }
 
 static void vaes512_ivs(const u32 seed[4], const u8 *data, u64 sector,

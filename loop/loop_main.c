@@ -333,8 +333,9 @@ static struct miscdevice loop_misc = {
 };
 
 /*
- * With INTELAES=y, the fastest AES-NI/VAES path whose features the CPU has
- * and whose known-answer self-test passed; otherwise the generic C code.
+ * With INTELAES=y, the fastest engine of aes-intel/ (VAES, AES-NI, or the
+ * constant-time ssse3) whose features the CPU has and whose known-answer
+ * self-test passed; otherwise the generic C code.
  */
 static void __init loop_choose_aes(void)
 {

@@ -17,8 +17,9 @@
 # Jobs: the seeds' benchmark (dd bs=1M, oflag=direct writes then iflag=direct reads of the
 # whole device), and fio: sequential 1 MiB and random 4 KiB, read and write, direct at
 # queue depth 1 and 16 (libaio), and buffered (psync; writes end with an fsync).
-# Prints MB/s and CPU seconds per GiB (the guest's busy time: UML's own threads and its
-# processes'), then ratios taken within each round, median (lowest-highest).
+# Writes one line per job and round to /share/bench/results.tsv: MB/s and CPU seconds per
+# GiB (the guest's busy time over the whole job, fio's start included: UML's own threads and
+# its processes'); tests/bench/kernel.sh prints the tables.
 set -u
 
 bench=/share/bench
@@ -72,7 +73,7 @@ fio_job() {
 	echo 3 >/proc/sys/vm/drop_caches
 	b0=$(busy_jiffies)
 	terse=$("$fio" --name=j --filename="$dev" --rw="$rw" --bs="$bs" "${args[@]}" \
-		--size=1G --runtime="$runtime" --time_based --ramp_time=1 \
+		--size=1G --runtime="$runtime" --time_based \
 		--output-format=terse --terse-version=3 2>/dev/null) || die "fio $rw $bs on $dev failed"
 	b1=$(busy_jiffies)
 	# terse v3: fields 6/7 read KiB and KiB/s, 47/48 the same for writes; USER_HZ is 100.
@@ -82,19 +83,27 @@ fio_job() {
 	}' <<<"$terse"
 }
 
-record() { echo "$cfg $back $1 $round $2" >>"$out"; }
+# record JOB FUNCTION ARGS...: one round's "MB/s cpu" of JOB, or the end of the run.
+record() {
+	local name=$1 got
+	shift
+	if ! got=$("$@") || [ -z "$got" ]; then
+		die "$cfg on $back: $name failed"
+	fi
+	echo "$cfg $back $name $round $got" >>"$out"
+}
 
 # The jobs on DEV; the backing's name is $back.
 run_jobs() {
 	local dev=$1 rw bs depth
-	record dd-write-1M "$(dd_job "$dev" write)"
-	record dd-read-1M "$(dd_job "$dev" read)"
+	record dd-write-1M dd_job "$dev" write
+	record dd-read-1M dd_job "$dev" read
 	for rw in read write randread randwrite; do
 		bs=1M
 		[[ "$rw" != rand* ]] || bs=4k
 		for depth in 1 16 0; do
 			record "$rw-$bs-$([ "$depth" = 0 ] && echo buffered || echo "qd$depth")" \
-				"$(fio_job "$dev" "$rw" "$bs" "$depth")"
+				fio_job "$dev" "$rw" "$bs" "$depth"
 		done
 	done
 }
@@ -102,17 +111,20 @@ run_jobs() {
 loaded=
 load() { # MODULE [PARAMS...]: the loop driver, if not the one loaded now
 	[ "$loaded" != "$*" ] || return 0
-	rmmod loop 2>/dev/null
+	if [ -e /sys/module/loop ]; then
+		rmmod loop || die "rmmod loop failed (a device left attached?)"
+	fi
 	insmod "$bench/$1.ko" "${@:2}" || die "insmod $* failed"
 	loaded="$*"
 	[ "$1" != aesloop ] || cat /sys/module/loop/parameters/aes_impl >"$bench/aes_impl"
 }
 
-# setup CFG BACKING: prints the device to measure; teardown undoes it.
-dm_under=
+# setup CFG BACKING: sets dev, the device to measure (and dm_under, a loop under dm-crypt);
+# teardown undoes it.  Not in a subshell: load() keeps its state in this shell.
+dev='' dm_under=''
 setup() {
 	local cfg=$1 b=$2 key
-	dm_under=
+	dev='' dm_under=''
 	case "$cfg" in
 	stock) load stock ;;
 	plain-t1 | aes128-t1 | v3-t1) load aesloop lo_threads=1 ;;
@@ -126,10 +138,10 @@ setup() {
 	*) key=$vectors/keys65.txt ;;
 	esac
 	case "$cfg" in
-	stock | plain* | before-plain) losetup.stock --direct-io=on -f --show "$b" ;;
+	stock | plain* | before-plain) dev=$(losetup.stock --direct-io=on -f --show "$b") ;;
 	aes128* | v2 | v3* | before-aes128 | before-v3)
-		losetup -e AES128 -P "$key" --direct-io=on -f --show "$b" ;;
-	aes256) losetup -e AES256 -P "$key" --direct-io=on -f --show "$b" ;;
+		dev=$(losetup -e AES128 -P "$key" --direct-io=on -f --show "$b") ;;
+	aes256) dev=$(losetup -e AES256 -P "$key" --direct-io=on -f --show "$b") ;;
 	dm-*)
 		if [ ! -b "$b" ]; then
 			dm_under=$(losetup.stock --direct-io=on -f --show "$b") || return 1
@@ -140,9 +152,10 @@ setup() {
 			--key-file "$key" "$b" bench ;;
 		*) cryptsetup open --type loopaes --key-file "$key" --key-size 128 "$b" bench ;;
 		esac >&2 || return 1
-		echo /dev/mapper/bench
+		dev=/dev/mapper/bench
 		;;
 	esac
+	[ -b "$dev" ]
 }
 teardown() {
 	case "$1" in
@@ -168,7 +181,7 @@ for round in $(seq "$rounds"); do
 				[[ "$file_cfgs" == *" $cfg "* ]] || continue
 				b=$file
 			fi
-			dev=$(setup "$cfg" "$b") || die "setting up $cfg on $b failed"
+			setup "$cfg" "$b" || die "setting up $cfg on $b failed"
 			run_jobs "$dev"
 			teardown "$dev"
 		done

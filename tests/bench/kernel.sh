@@ -10,7 +10,8 @@
 # the same code, the same CPU, no kernel around it), and the
 # single-key figures beside loop-AES's.  -b adds an older aesloop module built for the same
 # UML kernel (before/after in one run).  About 40 minutes with 3 rounds (BENCH_RUNTIME=2
-# seconds per fio job; BENCH_CFGS="stock aes128 ..." for some of the set-ups only).  Builds this tree's loop.ko for the UML kernel first (in loop/).
+# seconds per fio job; BENCH_CFGS="stock aes128 ..." for some of the set-ups only).
+# Builds this tree's loop.ko for the UML kernel first (in loop/).
 # Not a test: nothing fails on a slow figure.
 set -euo pipefail
 
@@ -29,15 +30,15 @@ done
 kver=$("$top/tests/uml/kernel.sh" "$series") || die "uml/kernel.sh $series failed"
 tree=$top/build/kernel/$kver/lib/modules/$kver
 
-share=$top/build/vm/share
+# A share of its own: build/vm/share is the test runs' (its vectors too).
+share=$top/build/vm/share-bench
 bench=$share/bench
-rm -rf "$bench"
+rm -rf "$share"
 mkdir -p "$bench"
 cp "$tree/kernel/drivers/block/loop.ko" "$bench/stock.ko"
 "$top/tests/vm/kmake.sh" "$kver" module KDIR="$tree/build" >/dev/null
 cp "$top/loop/loop.ko" "$bench/aesloop.ko"
 [ -z "$before" ] || cp "$before" "$bench/before.ko"
-rm -rf "$share/vectors"
 cp -r "$("$top/tests/host/vectors-dir.sh")" "$share/vectors"
 make -C "$top" -s INTELAES=y build/bin/aesloop-bench >/dev/null
 echo "bench/kernel.sh: the engines on this host (aesloop-bench --engines)" >&2
@@ -45,7 +46,7 @@ echo "bench/kernel.sh: the engines on this host (aesloop-bench --engines)" >&2
 	die "aesloop-bench failed"
 
 # 2 GiB + 1.5 GiB of brd, the page cache and fio's buffers.
-"$top/tests/vm/run.sh" -k "$kver" -m none -M 7168 -C 2 -t 7200 \
+"$top/tests/vm/run.sh" -k "$kver" -s "$share" -m none -M 7168 -C 2 -t 7200 \
 	-e "BENCH_ROUNDS=$rounds" -e "BENCH_RUNTIME=${BENCH_RUNTIME:-2}" -e "BENCH_CFGS=${BENCH_CFGS:-}" \
 	/aesloop/tests/bench/kernel-guest.sh || die "the guest run failed (build/vm/last)"
 

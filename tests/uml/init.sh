@@ -44,11 +44,13 @@ done
 # /lib: the host's /usr/lib entry by entry, and modules/ with this kernel's alone (modprobe
 # and the kernel's request_module() read /lib/modules/RELEASE).
 for e in /usr/lib/*; do
-	ln -s "$e" "$root/lib/${e##*/}"
+	[ "$e" = /usr/lib/modules ] || ln -s "$e" "$root/lib/${e##*/}"
 done
 rel=$(uname -r)
-mkdir -p "$root/lib/modules"
-ln -s "/aesloop/build/kernel/$rel/lib/modules/$rel" "$root/lib/modules/$rel"
+if ! mkdir "$root/lib/modules" ||
+	! ln -s "/aesloop/build/kernel/$rel/lib/modules/$rel" "$root/lib/modules/$rel"; then
+	halt "cannot make /lib/modules/$rel"
+fi
 cp -a /etc/. "$root/etc/" 2>/dev/null || say "copying /etc was incomplete"
 ln -sfn /proc/self/mounts "$root/etc/mtab"
 bind_ro "$top" "$root/aesloop" || halt "cannot bind the project as /aesloop"

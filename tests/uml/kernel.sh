@@ -77,8 +77,9 @@ uml_options() {
 		--set-str LOCALVERSION "-aesloop-uml" -d LOCALVERSION_AUTO
 }
 
-# The stamps hold the options' text: a tree built with other options is built again.
-options_id=$(declare -f uml_options | sha256sum | cut -d' ' -f1)
+# The stamps hold a hash of the source's version and the options: a tree built from another
+# Debian revision or with other options is built again.
+options_id=$({ echo "$srcpkg $ver"; declare -f uml_options; } | sha256sum | cut -d' ' -f1)
 if [ "$(cat "$stamp" 2>/dev/null)" = "$options_id" ]; then
 	echo "$kver"
 	exit 0
