@@ -4,6 +4,7 @@
 # tables).
 #
 # Drivers take turns on the same data, one set-up at a time, in each of BENCH_ROUNDS rounds:
+#   brd            no loop: the ramdisk itself, the copy-only baseline of this kernel
 #   stock          the UML kernel's own loop.ko, plain
 #   plain          aesloop, plain; -t1: with lo_threads=1 (else the default, one per CPU)
 #   aes128 aes256  aesloop single-key (losetup -e AES128/AES256); v2, v3: multi-key AES-128
@@ -126,6 +127,7 @@ setup() {
 	local cfg=$1 b=$2 key
 	dev='' dm_under=''
 	case "$cfg" in
+	brd) dev=$b; return 0 ;;
 	stock) load stock ;;
 	plain-t1 | aes128-t1 | v3-t1) load aesloop lo_threads=1 ;;
 	before-*) load before ;;
@@ -159,6 +161,7 @@ setup() {
 }
 teardown() {
 	case "$1" in
+	"$brd") ;;
 	/dev/mapper/*)
 		cryptsetup close bench
 		[ -z "$dm_under" ] || losetup.stock -d "$dm_under"
@@ -167,7 +170,7 @@ teardown() {
 	esac
 }
 
-cfgs="stock plain-t1 plain aes128-t1 aes128 aes256 v2 v3-t1 v3 dm-cbc dm-single dm-v3"
+cfgs="brd stock plain-t1 plain aes128-t1 aes128 aes256 v2 v3-t1 v3 dm-cbc dm-single dm-v3"
 [ ! -f "$bench/before.ko" ] || cfgs="$cfgs before-plain before-aes128 before-v3"
 # BENCH_CFGS: some of them only.
 cfgs=${BENCH_CFGS:-$cfgs}

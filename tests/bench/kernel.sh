@@ -1,5 +1,5 @@
 #!/bin/bash
-# Usage: tests/bench/kernel.sh [-k SERIES] [-b BEFORE.ko] [-r ROUNDS]   (make bench-kernel)
+# Usage: tests/bench/kernel.sh [-k SERIES] [-b BEFORE.ko] [-r ROUNDS] [-T]   (make bench-kernel)
 # The driver at this CPU's own speed: boots a User-Mode Linux kernel (tests/uml/kernel.sh,
 # default series 7.3, two CPUs) and runs tests/bench/kernel-guest.sh there: the stock loop,
 # aesloop plain and encrypted (single-key AES-128 and AES-256, v2, v3; one worker and the
@@ -12,19 +12,21 @@
 # UML kernel (before/after in one run).  About 40 minutes with 3 rounds (BENCH_RUNTIME=2
 # seconds per fio job; BENCH_CFGS="stock aes128 ..." for some of the set-ups only).
 # Builds this tree's loop.ko for the UML kernel first (in loop/).
+# -T prints the tables of the last run again (build/vm/share-bench/bench), without a run.
 # Not a test: nothing fails on a slow figure.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 die() { echo "bench/kernel.sh: $*" >&2; exit 2; }
 
-series=7.3 before='' rounds=${BENCH_ROUNDS:-3}
-while getopts k:b:r: opt; do
+series=7.3 before='' rounds=${BENCH_ROUNDS:-3} tables_only=''
+while getopts k:b:r:T opt; do
 	case $opt in
 	k) series=$OPTARG ;;
 	b) before=$(realpath "$OPTARG") ;;
 	r) rounds=$OPTARG ;;
-	*) die "usage: tests/bench/kernel.sh [-k SERIES] [-b BEFORE.ko] [-r ROUNDS]" ;;
+	T) tables_only=1 ;;
+	*) die "usage: tests/bench/kernel.sh [-k SERIES] [-b BEFORE.ko] [-r ROUNDS] [-T]" ;;
 	esac
 done
 kver=$("$top/tests/uml/kernel.sh" "$series") || die "uml/kernel.sh $series failed"
@@ -33,22 +35,28 @@ tree=$top/build/kernel/$kver/lib/modules/$kver
 # A share of its own: build/vm/share is the test runs' (its vectors too).
 share=$top/build/vm/share-bench
 bench=$share/bench
-rm -rf "$share"
-mkdir -p "$bench"
-cp "$tree/kernel/drivers/block/loop.ko" "$bench/stock.ko"
-"$top/tests/vm/kmake.sh" "$kver" module KDIR="$tree/build" >/dev/null
-cp "$top/loop/loop.ko" "$bench/aesloop.ko"
-[ -z "$before" ] || cp "$before" "$bench/before.ko"
-cp -r "$("$top/tests/host/vectors-dir.sh")" "$share/vectors"
-make -C "$top" -s INTELAES=y build/bin/aesloop-bench >/dev/null
-echo "bench/kernel.sh: the engines on this host (aesloop-bench --engines)" >&2
-"$top/build/bin/aesloop-bench" --tsv --engines >"$bench/engines.tsv" ||
-	die "aesloop-bench failed"
+# The run: the modules and vectors in the share, the engines' bound, the guest.
+run_bench() {
+	rm -rf "$share"
+	mkdir -p "$bench"
+	cp "$tree/kernel/drivers/block/loop.ko" "$bench/stock.ko"
+	"$top/tests/vm/kmake.sh" "$kver" module KDIR="$tree/build" >/dev/null
+	cp "$top/loop/loop.ko" "$bench/aesloop.ko"
+	[ -z "$before" ] || cp "$before" "$bench/before.ko"
+	cp -r "$("$top/tests/host/vectors-dir.sh")" "$share/vectors"
+	make -C "$top" -s INTELAES=y build/bin/aesloop-bench >/dev/null
+	echo "bench/kernel.sh: the engines on this host (aesloop-bench --engines)" >&2
+	"$top/build/bin/aesloop-bench" --tsv --engines >"$bench/engines.tsv" ||
+		die "aesloop-bench failed"
 
-# 2 GiB + 1.5 GiB of brd, the page cache and fio's buffers.
-"$top/tests/vm/run.sh" -k "$kver" -s "$share" -m none -M 7168 -C 2 -t 7200 \
-	-e "BENCH_ROUNDS=$rounds" -e "BENCH_RUNTIME=${BENCH_RUNTIME:-2}" -e "BENCH_CFGS=${BENCH_CFGS:-}" \
-	/aesloop/tests/bench/kernel-guest.sh || die "the guest run failed (build/vm/last)"
+	# 2 GiB + 1.5 GiB of brd, the page cache and fio's buffers.
+	"$top/tests/vm/run.sh" -k "$kver" -s "$share" -m none -M 7168 -C 2 -t 7200 \
+		-e "BENCH_ROUNDS=$rounds" -e "BENCH_RUNTIME=${BENCH_RUNTIME:-2}" -e "BENCH_CFGS=${BENCH_CFGS:-}" \
+		/aesloop/tests/bench/kernel-guest.sh || die "the guest run failed (build/vm/last)"
+}
+
+[ -n "$tables_only" ] || run_bench
+[ -s "$bench/results.tsv" ] || die "no results in ${bench#"$top"/}"
 
 cpu=$(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo)
 AESLOOP_IMPL=$(cat "$bench/aes_impl" 2>/dev/null || echo unknown)
@@ -84,11 +92,11 @@ awk -F'[ \t]' -v seedw=1100 -v seedr=1300 '
 	function table(title, what, fmt,   x, i, j, k, line) {
 		for (x = 1; x <= 2; x++) {
 			b = x == 1 ? "brd" : "file"
-			printf "\n%s, %s\n%-18s", title, b == "brd" ? "over a 2 GiB brd" : "over a 1 GiB file in ext4 on a brd", "job"
+			printf "\n%s, %s\n%-22s", title, b == "brd" ? "over a 2 GiB brd" : "over a 1 GiB file in ext4 on a brd", "job"
 			for (i = 1; i <= nc; i++) if (has[cfg[i], b, job[1]]) printf " %9s", substr(cfg[i], 1, 9)
 			printf "\n"
 			for (j = 1; j <= nj; j++) {
-				line = sprintf("%-18s", job[j])
+				line = sprintf("%-22s", job[j])
 				for (i = 1; i <= nc; i++) {
 					k = cfg[i] SUBSEP b SUBSEP job[j]
 					if (has[cfg[i], b, job[1]]) line = line sprintf(" %9s", k in has ? sprintf(fmt, med(k, what)) : "-")
@@ -103,9 +111,9 @@ awk -F'[ \t]' -v seedw=1100 -v seedr=1300 '
 			line = ""
 			for (i = 1; i <= n; i++) if (has[pa[i], b, job[1]] && has[pb[i], b, job[1]]) line = line sprintf(" %17s", pa[i] "/" pb[i])
 			if (line == "") continue
-			printf "\n%s, %s\n%-18s%s\n", title, b, "job", line
+			printf "\n%s, %s\n%-22s%s\n", title, b, "job", line
 			for (j = 1; j <= nj; j++) {
-				line = sprintf("%-18s", job[j])
+				line = sprintf("%-22s", job[j])
 				for (i = 1; i <= n; i++) if (has[pa[i], b, job[1]] && has[pb[i], b, job[1]]) line = line sprintf(" %17s", ratio(pa[i], pb[i], b, job[j]))
 				print line
 			}
@@ -114,18 +122,18 @@ awk -F'[ \t]' -v seedw=1100 -v seedr=1300 '
 	END {
 		table("MB/s (median of " rounds " rounds)", "bw", "%.0f")
 		table("CPU seconds per GiB (guest busy time)", "cpu", "%.2f")
-		n = split("plain plain-t1 aes128 v3 aes128 aes128 v3 before-plain before-aes128 before-v3", pa, " ")
-		split("stock stock dm-single dm-v3 dm-cbc aes128-t1 v3-t1 plain aes128 v3", pb, " ")
+		n = split("stock plain plain-t1 aes128 v3 aes128 aes128 v3 before-plain before-aes128 before-v3", pa, " ")
+		split("brd stock stock dm-single dm-v3 dm-cbc aes128-t1 v3-t1 plain aes128 v3", pb, " ")
 		ratios("same-round ratios, median (range)", n, pa, pb)
 		# The bound: the engine aes_impl names, on a contiguous buffer, one thread.
 		split("aes128-t1 aes256 v2 v3-t1", ec, " "); split("single single-aes256 v2 v3", eo, " ")
 		impl = ENVIRON["AESLOOP_IMPL"]
-		printf "\nagainst the engine (%s, aesloop-bench, contiguous, 1 thread), over the brd\n%-18s", impl, "job"
+		printf "\nagainst the engine (%s, aesloop-bench, contiguous, 1 thread), over the brd\n%-22s", impl, "job"
 		for (i = 1; i <= 4; i++) printf " %11s", ec[i]
 		printf "\n"
 		for (j = 1; j <= nj; j++) {
 			if (job[j] !~ /^dd-|1M-qd/) continue
-			line = sprintf("%-18s", job[j])
+			line = sprintf("%-22s", job[j])
 			for (i = 1; i <= 4; i++) {
 				op = eo[i]; sub(/^single-aes256/, "single-X-aes256", op)
 				dir = job[j] ~ /write/ ? "enc" : "dec"
