@@ -23,6 +23,7 @@
  *                 key for all)
  */
 #ifdef __KERNEL__
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/kernel.h>
 #include <linux/preempt.h>
 #include <linux/slab.h>
@@ -768,14 +769,16 @@ int aesloop_intel_selftest(const struct loop_aes_engine *engine)
 /**
  * aesloop_intel_probe() - pick the fastest path this CPU can run
  * @rejected: if not NULL, set to the name of the fastest path whose CPU
- *            features are present but whose self-test failed (an emulator
- *            or a broken CPU), or to NULL when there was none
+ *            features are present but whose self-test failed (an emulator,
+ *            a broken CPU, or a bug of ours), or to NULL when there was none
  *
  * Tries vaes-avx512, vaes-avx2, aesni, ssse3 in that order; the first whose
  * features are present and whose self-test passes wins.  So ssse3 runs on
  * CPUs with SSSE3 and without AES-NI, and where every AES-NI path failed
- * its self-test (constant time beats the generic code's tables there too).  Call once at
- * start-up (it may sleep), then hand the result to loop_aes_set_engine().
+ * its self-test (constant time beats the generic code's tables there too).
+ * In the kernel each path passed over is logged, with the reason.  Call
+ * once at start-up (it may sleep), then hand the result to
+ * loop_aes_set_engine().
  *
  * Return: the engine, or NULL: keep the generic one.
  */
@@ -788,10 +791,21 @@ const struct loop_aes_engine *aesloop_intel_probe(const char **rejected)
 	for (path = AESLOOP_INTEL_NR_PATHS - 1; path >= 0; path--) {
 		const struct loop_aes_engine *e = &intel_engines[path];
 
+		int err;
+
 		if (!aesloop_intel_cpu_has(path, NULL))
 			continue;
-		if (aesloop_intel_selftest(e) == 0)
+		err = aesloop_intel_selftest(e);
+		if (err == 0)
 			return e;
+#ifdef __KERNEL__
+		if (err == -ENOMEM)
+			pr_warn("AES path %s could not be self-tested (no memory); not used\n",
+				e->name);
+		else
+			pr_warn("AES path %s failed its self-test on this CPU; not used\n",
+				e->name);
+#endif
 		if (rejected && !*rejected)
 			*rejected = e->name;
 	}

@@ -381,6 +381,7 @@ unsigned int loop_part_shift(void);
 unsigned int loop_devices_at_load(void);
 bool loop_probe_allowed(int i);
 unsigned int loop_queue_depth(void);
+const char *loop_params_aes_request(void);
 void loop_params_set_aes_impl(const char *name);
 
 /* loop_sysfs.c */

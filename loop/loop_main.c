@@ -17,6 +17,7 @@
 #include <linux/miscdevice.h>
 #include <linux/module.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 
 #include "loop.h"
 #ifdef AESLOOP_INTELAES
@@ -332,24 +333,69 @@ static struct miscdevice loop_misc = {
 	.fops		= &loop_ctl_fops,
 };
 
-/*
- * With INTELAES=y, the fastest engine of aes-intel/ (VAES, AES-NI, or the
- * constant-time ssse3) whose features the CPU has and whose known-answer
- * self-test passed; otherwise the generic C code.
- */
-static void __init loop_choose_aes(void)
-{
 #ifdef AESLOOP_INTELAES
-	const char *rejected;
-	const struct loop_aes_engine *engine = aesloop_intel_probe(&rejected);
+/* aes_impl=NAME: that engine, if this CPU runs it and it passes its self-test. */
+static int __init loop_request_aes(const char *name)
+{
+	const struct loop_aes_engine *e;
+	const char *why;
+	int path, err;
 
-	if (rejected)
-		pr_notice("AES path %s failed its self-test on this CPU; not used\n",
-			  rejected);
-	if (engine)
-		loop_aes_set_engine(engine);
+	for (path = 0; path < AESLOOP_INTEL_NR_PATHS; path++) {
+		e = aesloop_intel_engine(path);
+		if (strcmp(e->name, name))
+			continue;
+		if (!aesloop_intel_cpu_has(path, &why)) {
+			pr_err("aes_impl=%s: this CPU has no %s\n", name, why);
+			return -EINVAL;
+		}
+		err = aesloop_intel_selftest(e);
+		if (err) {
+			pr_err("aes_impl=%s: its self-test failed (%d)\n", name, err);
+			return -EINVAL;
+		}
+		loop_aes_set_engine(e);
+		return 0;
+	}
+	pr_err("aes_impl=%s: no such AES code (generic, ssse3, aesni, vaes-avx2, vaes-avx512)\n",
+	       name);
+	return -EINVAL;
+}
+#else
+static int __init loop_request_aes(const char *name)
+{
+	pr_err("aes_impl=%s: this module has the generic AES only (built with INTELAES=n)\n",
+	       name);
+	return -EINVAL;
+}
 #endif
+
+/*
+ * The engine of the transfers: the one aes_impl asks for, else with
+ * INTELAES=y the fastest engine of aes-intel/ (VAES, AES-NI, or the
+ * constant-time ssse3) whose features the CPU has and whose known-answer
+ * self-test passed, else the generic C code.
+ */
+static int __init loop_choose_aes(void)
+{
+	const char *name = loop_params_aes_request();
+
+	if (name && strcmp(name, loop_aes_generic_engine.name)) {
+		int err = loop_request_aes(name);
+
+		if (err)
+			return err;
+	} else if (!name) {
+#ifdef AESLOOP_INTELAES
+		/* It logs each path it passes over. */
+		const struct loop_aes_engine *engine = aesloop_intel_probe(NULL);
+
+		if (engine)
+			loop_aes_set_engine(engine);
+#endif
+	}
 	loop_params_set_aes_impl(loop_aes_get_engine()->name);
+	return 0;
 }
 
 static int __init loop_init(void)
@@ -361,7 +407,9 @@ static int __init loop_init(void)
 	if (err)
 		return err;
 
-	loop_choose_aes();
+	err = loop_choose_aes();
+	if (err)
+		return err;
 	err = misc_register(&loop_misc);
 	if (err)
 		return err;

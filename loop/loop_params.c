@@ -3,7 +3,7 @@
  * loop_params.c - aesloop: the module parameters, in one place.
  *
  * The stock driver's max_loop, max_part and hw_queue_depth, loop-AES's
- * lo_threads, lo_prealloc and lo_nice, and the read-only aes_impl; checked
+ * lo_threads, lo_prealloc and lo_nice, and aes_impl; checked
  * once at load (loop_check_params()) and read through the functions below.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -69,10 +69,13 @@ MODULE_PARM_DESC(hw_queue_depth, "Queue depth of each device (default 128)");
 
 static unsigned int part_shift;
 
-/* Which AES code runs the transfers; read-only, set once at load. */
-static char aes_impl[32] = "generic";
+/*
+ * Which AES code runs the transfers: empty at load for the fastest this CPU
+ * runs, or a name to ask for that one; afterwards, the one in use.
+ */
+static char aes_impl[32];
 module_param_string(aes_impl, aes_impl, sizeof(aes_impl), 0444);
-MODULE_PARM_DESC(aes_impl, "AES code in use (read-only): generic, aesni, vaes-avx2 or vaes-avx512");
+MODULE_PARM_DESC(aes_impl, "AES code: generic, ssse3, aesni, vaes-avx2 or vaes-avx512; given at load, that one (the load fails if the CPU cannot run it); default the fastest the CPU runs. Reads the one in use");
 
 /**
  * loop_threads_of() - the number of workers a device gets (lo_threads)
@@ -161,6 +164,17 @@ bool loop_probe_allowed(int i)
 unsigned int loop_queue_depth(void)
 {
 	return hw_queue_depth;
+}
+
+/**
+ * loop_params_aes_request() - the AES code asked for at load
+ *
+ * Return: the name given as aes_impl, or NULL when none was (the fastest
+ * then).  Only before loop_params_set_aes_impl().
+ */
+const char * __init loop_params_aes_request(void)
+{
+	return aes_impl[0] ? aes_impl : NULL;
 }
 
 /**

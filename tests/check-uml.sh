@@ -5,7 +5,13 @@
 # its slowness.  Kernels: UML built from Debian's linux-source-6.1 (one CPU: 6.1's UML has
 # no SMP) and linux-source-7.3 (two CPUs), by tests/uml/kernel.sh, once, cached in build/.
 # Suites: t-plain, t-crypt, t-multikey and t-driver, each with the guest's kernel log
-# checked as in the QEMU tiers, and what t-crypt and t-multikey wrote read back by aespipe.
+# checked as in the QEMU tiers, and what t-crypt and t-multikey wrote read back by aespipe;
+# then t-crypt and t-driver with lo_threads=4, so that reads are shared among workers and
+# I/O spread over them on 6.1's single CPU too (by default a device has one worker per CPU);
+# t-aes-path (the engine chosen on this CPU) and t-params; on 7.3, t-crypt and t-multikey
+# with aes_impl=ssse3 (the constant-time engine, which only CPUs without AES-NI choose by
+# themselves: this runs it in the kernel's workers at native speed) and t-driver with the
+# KEYSCRUB=y module (keys moved under I/O, beside detach and LOOP_CHANGE_FD).
 # Not run by CI: the two kernels take about 25 minutes to build on two cores (the README has
 # the times).  Run it before resolving an issue that touches loop/ or aes-intel/.
 # The last line is "N passed, N failed, N skipped".
@@ -33,15 +39,38 @@ for series in 6.1 7.3; do
 		continue
 	fi
 	grep -h 'built in' "$log/uml-kernel-$series.log" || true
+	keyscrub_ko=
+	if [ "$series" = 7.3 ] && build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
+		keyscrub_ko=$log/loop-$kver-keyscrub.ko
+		cp loop/loop.ko "$keyscrub_ko"
+	fi
 	if ! module_for "$kver"; then
 		result skip "uml-$kver" "loop.ko did not build"
 		continue
 	fi
+	ko=$log/loop-$kver.ko
+	cp loop/loop.ko "$ko"
 	share=$(share_for "$kver")
+	vm=(-k "$kver" -m "$ko" -s "$share")
 	for t in t-plain t-crypt t-multikey t-driver; do
-		vm_results -k "$kver" -s "$share" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
+		vm_results "${vm[@]}" -n "$kver/$t" "/aesloop/tests/vm/$t.sh"
 	done
 	NAME_PREFIX=$kver/ record "aespipe-$kver" tests/vm/host-aespipe.sh "$share/crypt"
+	for t in t-crypt t-driver; do
+		vm_results "${vm[@]}" -p lo_threads=4 -n "$kver/threads4/$t" "/aesloop/tests/vm/$t.sh"
+	done
+	vm_results "${vm[@]}" -n "$kver/aes-path" /aesloop/tests/vm/t-aes-path.sh max
+	vm_results "${vm[@]}" -n "$kver/t-params" /aesloop/tests/vm/t-params.sh
+	[ "$series" = 7.3 ] || continue
+	for t in t-crypt t-multikey; do
+		vm_results "${vm[@]}" -p aes_impl=ssse3 -n "$kver/ssse3/$t" "/aesloop/tests/vm/$t.sh"
+	done
+	if [ -n "$keyscrub_ko" ]; then
+		vm_results -k "$kver" -m "$keyscrub_ko" -s "$share" -n "$kver/keyscrub/t-driver" \
+			/aesloop/tests/vm/t-driver.sh
+	else
+		result fail "$kver/keyscrub" "the KEYSCRUB=y loop.ko did not build"
+	fi
 done
 
 summary

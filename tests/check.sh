@@ -96,11 +96,14 @@ variant_on() { # VARIANT SERIES
 #   t-crypt on Nehalem (SSSE3, no AES-NI: the ssse3 engine), and its t-aes-path on the smoke
 #     tier: t-aes-path on Nehalem runs on 6.1 and 7.3, and the module's load-time self-test
 #     checks the engine against the C AES there; the engine's own tests are the host's
-#     test_aesni (every key length and shape);
+#     test_aesni (every key length and shape).  So CI runs no I/O through ssse3 in a kernel:
+#     make check-uml does (t-crypt and t-multikey with aes_impl=ssse3, at native speed);
 #   t-aes-path on qemu64 on 7.3: 7.3 runs the C AES through the INTELAES=n module's t-crypt
 #     and t-multikey, 6.1 the fallback's choice on qemu64;
 #   KEYSCRUB=y's t-driver on 7.3 (about 4 minutes): the keys move under I/O in KEYSCRUB=y's
-#     t-crypt and t-callers, and t-driver's paths do not depend on where the keys are;
+#     t-crypt and t-callers; what only t-driver adds (the scrub's delayed work, which takes
+#     lo_mutex, against detach, LOOP_CHANGE_FD and autoclear) CI then runs nowhere: make
+#     check-uml runs it on 7.3 natively, FULL=1 on every kernel;
 #   util-linux 2.41's t-keys on 6.12: the host's ul-2.41/t-losetup gives every key source to
 #     2.41's losetup (the ioctls checked against the vectors), t-keys on 6.1 and 7.3 attaches
 #     with every key source through the same key setup code (libaesloop) in 2.38's, and

@@ -9,6 +9,8 @@
 #   bad-*        out-of-range values: insmod fails with EINVAL, no module
 #                and no device is left behind
 #   probe-*      opening /dev/loop50 creates it, unless max_loop=4 was given
+#   aes-impl-*   aes_impl=NAME at load: the chosen engine again, and generic, are
+#                used; an unknown name, and a path this CPU lacks, refuse the load
 # At the end the module is loaded again with its defaults.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
@@ -29,6 +31,7 @@ t_expect_eq defaults-devices 8 "$(find /sys/block -maxdepth 1 -name 'loop*' | wc
 t_expect_eq defaults-hw-queue-depth 128 "$(param hw_queue_depth)"
 t_expect_eq defaults-nr-tags 128 "$(tags loop0)"
 t_check defaults-aes-impl test -n "$(param aes_impl)"
+default_impl=$(param aes_impl)
 # Without lo_threads: a worker per CPU, up to 4.
 t_zerofile /tmp/params.img 4M
 want=$(nproc)
@@ -83,6 +86,23 @@ bad lo-prealloc-0 lo_prealloc=0
 bad lo-prealloc-huge lo_prealloc=100000
 bad lo-nice-50 lo_nice=50
 bad lo-nice-minus-21 lo_nice=-21
+bad aes-impl-unknown aes_impl=aes-fast
+t_check aes-impl-unknown-logged sh -c "dmesg | grep -q 'aes_impl=aes-fast: no such AES code'"
+
+# aes_impl=NAME asks for one engine: the one chosen by default, and generic.
+impls=$default_impl
+[ "$default_impl" = generic ] || impls="$impls generic"
+for impl in $impls; do
+	t_check "aes-impl-$impl-load" insmod "$ko" "aes_impl=$impl"
+	t_expect_eq "aes-impl-$impl-used" "$impl" "$(param aes_impl)"
+	t_check "aes-impl-$impl-logged" sh -c "dmesg | tail -n 5 | grep -q 'AES: $impl'"
+	t_check "aes-impl-$impl-unload" rmmod loop
+done
+# A path the CPU cannot run: the load fails and says why.
+if ! t_cpu_has avx512f; then
+	bad aes-impl-missing aes_impl=vaes-avx512
+	t_check aes-impl-missing-logged sh -c "dmesg | grep -q 'aes_impl=vaes-avx512: this CPU has no'"
+fi
 
 # Opening /dev/loopN creates the device: any N by default, only below
 # max_loop when max_loop was given (as the stock driver).
