@@ -8,6 +8,8 @@
 #   stock          the UML kernel's own loop.ko, plain
 #   plain          aesloop, plain; -t1: with lo_threads=1 (else the default, one per CPU)
 #   aes128 aes256  aesloop single-key (losetup -e AES128/AES256); v2, v3: multi-key AES-128
+#   aes128-c v3-c  the same with aes_impl=generic, aesloop's C AES: the fair pair of dm-crypt
+#                  here (UML's crypto API has only the C AES); aes128-ssse3: aes_impl=ssse3
 #   dm-cbc         dm-crypt aes-cbc-plain, AES-128 (cryptsetup --type plain)
 #   dm-single      dm-crypt as cryptsetup opens loop-AES single-key (--type loopaes), dm-v3 v3
 #   before-*       an older aesloop build (kernel.sh -b), default workers
@@ -117,7 +119,7 @@ load() { # MODULE [PARAMS...]: the loop driver, if not the one loaded now
 	fi
 	insmod "$bench/$1.ko" "${@:2}" || die "insmod $* failed"
 	loaded="$*"
-	[ "$1" != aesloop ] || cat /sys/module/loop/parameters/aes_impl >"$bench/aes_impl"
+	[ "$*" != aesloop ] || cat /sys/module/loop/parameters/aes_impl >"$bench/aes_impl"
 }
 
 # setup CFG BACKING: sets dev, the device to measure (and dm_under, a loop under dm-crypt);
@@ -130,6 +132,8 @@ setup() {
 	brd) dev=$b; return 0 ;;
 	stock) load stock ;;
 	plain-t1 | aes128-t1 | v3-t1) load aesloop lo_threads=1 ;;
+	*-c) load aesloop aes_impl=generic ;;
+	*-ssse3) load aesloop aes_impl=ssse3 ;;
 	before-*) load before ;;
 	dm-*) load stock ;;
 	*) load aesloop ;;
@@ -170,7 +174,8 @@ teardown() {
 	esac
 }
 
-cfgs="brd stock plain-t1 plain aes128-t1 aes128 aes256 v2 v3-t1 v3 dm-cbc dm-single dm-v3"
+cfgs="brd stock plain-t1 plain aes128-t1 aes128 aes256 v2 v3-t1 v3 aes128-c v3-c aes128-ssse3"
+cfgs="$cfgs dm-cbc dm-single dm-v3"
 [ ! -f "$bench/before.ko" ] || cfgs="$cfgs before-plain before-aes128 before-v3"
 # BENCH_CFGS: some of them only.
 cfgs=${BENCH_CFGS:-$cfgs}

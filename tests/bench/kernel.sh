@@ -122,26 +122,28 @@ awk -F'[ \t]' -v seedw=1100 -v seedr=1300 '
 	END {
 		table("MB/s (median of " rounds " rounds)", "bw", "%.0f")
 		table("CPU seconds per GiB (guest busy time)", "cpu", "%.2f")
-		n = split("stock plain plain-t1 aes128 v3 aes128 aes128 v3 before-plain before-aes128 before-v3", pa, " ")
-		split("brd stock stock dm-single dm-v3 dm-cbc aes128-t1 v3-t1 plain aes128 v3", pb, " ")
+		n = split("stock plain plain-t1 aes128 v3 aes128 aes128-c v3-c aes128-ssse3 aes128 v3 before-plain before-aes128 before-v3", pa, " ")
+		split("brd stock stock dm-single dm-v3 dm-cbc dm-single dm-v3 dm-single aes128-t1 v3-t1 plain aes128 v3", pb, " ")
 		ratios("same-round ratios, median (range)", n, pa, pb)
 		# The bound: the engine aes_impl names, on a contiguous buffer, one thread.
-		split("aes128-t1 aes256 v2 v3-t1", ec, " "); split("single single-aes256 v2 v3", eo, " ")
+		ne = split("aes128-t1 aes256 v2 v3-t1 aes128-c v3-c aes128-ssse3", ec, " ")
+		split("single single-aes256 v2 v3 single v3 single", eo, " ")
 		impl = ENVIRON["AESLOOP_IMPL"]
-		printf "\nagainst the engine (%s, aesloop-bench, contiguous, 1 thread), over the brd\n%-22s", impl, "job"
-		for (i = 1; i <= 4; i++) printf " %11s", ec[i]
+		printf "\nagainst the engine (%s; -c: generic, -ssse3: ssse3; aesloop-bench, contiguous, 1 thread), over the brd\n%-22s", impl, "job"
+		for (i = 1; i <= ne; i++) printf " %12s", ec[i]
 		printf "\n"
 		for (j = 1; j <= nj; j++) {
 			if (job[j] !~ /^dd-|1M-qd/) continue
 			line = sprintf("%-22s", job[j])
-			for (i = 1; i <= 4; i++) {
+			for (i = 1; i <= ne; i++) {
+				col = ec[i] ~ /-c$/ ? "generic" : ec[i] ~ /-ssse3$/ ? "ssse3" : impl
 				op = eo[i]; sub(/^single-aes256/, "single-X-aes256", op)
 				dir = job[j] ~ /write/ ? "enc" : "dec"
 				key = op ~ /-X-/ ? op : op "-" dir
 				sub(/-X-/, "-" dir "-", key)
-				e = eng[key, impl]
+				e = eng[key, col]
 				k = ec[i] SUBSEP "brd" SUBSEP job[j]
-				line = line sprintf(" %11s", (k in has) && e > 0 ? sprintf("%.2f", med(k, "bw") / e) : "-")
+				line = line sprintf(" %12s", (k in has) && e > 0 ? sprintf("%.2f", med(k, "bw") / e) : "-")
 			}
 			print line
 		}
