@@ -71,7 +71,7 @@ uml_options() {
 		-e DETECT_HUNG_TASK -e SOFTLOCKUP_DETECTOR -e PRINTK_TIME -e SWAP -e BLK_DEV_WRITE_MOUNTED
 	# Trace events: t-crypt traces the kthread works of shared reads.
 	config -e FTRACE -e ENABLE_DEFAULT_TRACERS -e EVENT_TRACING
-	# Two CPUs where UML has SMP (6.12 and later): races show at native speed.
+	# Two CPUs where UML has SMP (7.3 has, 6.1 has not): races show at native speed.
 	config -e SMP --set-val NR_CPUS 4
 	config -d MODULE_SIG -d MODULE_COMPRESS -d DEBUG_INFO -e DEBUG_INFO_NONE \
 		--set-str LOCALVERSION "-aesloop-uml" -d LOCALVERSION_AUTO
@@ -100,7 +100,6 @@ if [ ! -f "$src/.aesloop-unpacked-$ver" ]; then
 		xz -dc | tar -x -C "$work"
 	touch "$src/.aesloop-unpacked-$ver"
 fi
-
 
 if [ "$(cat "$obj/.aesloop-config-ok" 2>/dev/null)" != "$options_id" ]; then
 	say "configuring $kver in ${obj#"$top"/}"

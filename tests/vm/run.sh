@@ -296,8 +296,8 @@ fi
 if [ -n "$uml" ]; then
 	con0=null,fd:1
 	[ "$interactive" = 0 ] || con0=fd:0,fd:1
-	# SMP (UML has it from 6.14) needs the seccomp way of running the guest's processes,
-	# which is also the faster; a UML kernel without SMP has one CPU.
+	# SMP (7.3's UML has it, 6.1's not) needs the seccomp way of running the guest's
+	# processes, which is also the faster; a UML kernel without SMP has one CPU.
 	smp=()
 	if grep -qsx CONFIG_SMP=y "$top/build/kernel/$kver/lib/modules/$kver/build/.config"; then
 		smp=("ncpus=$ncpus" seccomp=on)
