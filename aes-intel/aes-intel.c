@@ -333,12 +333,12 @@ intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
 }
 
 static __always_inline void
-intel_encrypt_gather(cbc1g_fn *enc1g, const struct aes_key *key,
-		     const u8 *ivs, u8 *dst, const u8 *const *srcs,
-		     unsigned int nsect)
+intel_encrypt_gather(cbc1g_fn *enc1g, unsigned int max,
+		     const struct aes_key *key, const u8 *ivs, u8 *dst,
+		     const u8 *const *srcs, unsigned int nsect)
 {
 	while (nsect) {
-		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
+		unsigned int n = fpu_chunk(nsect, max);
 
 		if (!simd_begin()) {
 			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
@@ -426,30 +426,24 @@ static void ssse3_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 	}
 }
 
-static void ssse3_encrypt_gather(const struct aes_key *key, const u8 *ivs,
-				 u8 *dst, const u8 *const *srcs,
-				 unsigned int nsect)
+/* One key for every sector, as aesloop_cbc_enc1g_<isa>() takes it. */
+static void ssse3_enc1g(const struct aes_key *key, const u8 *ivs, u8 *dst,
+			const u8 *const *srcs, unsigned int nsect)
 {
 	const struct aes_key *keys[AESLOOP_SSSE3_FPU_SECTORS];
 	unsigned int i;
 
-	for (i = 0; i < AESLOOP_SSSE3_FPU_SECTORS; i++)
+	for (i = 0; i < nsect; i++)
 		keys[i] = key;
-	while (nsect) {
-		unsigned int n = fpu_chunk(nsect, AESLOOP_SSSE3_FPU_SECTORS);
+	aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, nsect);
+}
 
-		if (!simd_begin()) {
-			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
-								   srcs, nsect);
-			return;
-		}
-		aesloop_cbc_enc_ssse3(keys, ivs, dst, srcs, n);
-		simd_end();
-		ivs += n * AES_BLOCK_LEN;
-		dst += n * LOOP_AES_SECTOR_SIZE;
-		srcs += n;
-		nsect -= n;
-	}
+static void ssse3_encrypt_gather(const struct aes_key *key, const u8 *ivs,
+				 u8 *dst, const u8 *const *srcs,
+				 unsigned int nsect)
+{
+	intel_encrypt_gather(ssse3_enc1g, AESLOOP_SSSE3_FPU_SECTORS, key, ivs,
+			     dst, srcs, nsect);
 }
 
 static void ssse3_decrypt(const struct aes_key *const *keys, const u8 *ivs,
@@ -472,7 +466,8 @@ static void aesni_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 				 u8 *dst, const u8 *const *srcs,
 				 unsigned int nsect)
 {
-	intel_encrypt_gather(aesloop_cbc_enc1g_aesni, key, ivs, dst, srcs, nsect);
+	intel_encrypt_gather(aesloop_cbc_enc1g_aesni, AESLOOP_INTEL_FPU_SECTORS,
+			     key, ivs, dst, srcs, nsect);
 }
 
 static void aesni_decrypt(const struct aes_key *const *keys, const u8 *ivs,
@@ -505,7 +500,8 @@ static void vaes2_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 				 u8 *dst, const u8 *const *srcs,
 				 unsigned int nsect)
 {
-	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx2, key, ivs, dst, srcs,
+	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx2, AESLOOP_INTEL_FPU_SECTORS,
+			     key, ivs, dst, srcs,
 			     nsect);
 }
 
@@ -535,7 +531,8 @@ static void vaes512_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 				   u8 *dst, const u8 *const *srcs,
 				   unsigned int nsect)
 {
-	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx512, key, ivs, dst, srcs,
+	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx512, AESLOOP_INTEL_FPU_SECTORS,
+			     key, ivs, dst, srcs,
 			     nsect);
 }
 
