@@ -83,7 +83,7 @@ MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
 MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
 
-LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
+LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
 # The key setup (keysetup.c is its base, keysetup-*.c one job each), what
 # the patched util-linux programs share, and how both start programs
 # (aesloop-spawn.c); all of it in libaesloop.a.
@@ -93,7 +93,7 @@ TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
 HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
-# assembly, chosen at run time by aesloop_intel_probe().  The default when
+# assembly, chosen at run time by loop_aes_probe().  The default when
 # $(CC) builds for x86_64, so that a default build never has only the C AES
 # (slower, and table-based); INTELAES=n leaves all of aes-intel/ out, and
 # the tests that need it.  This sets the userspace default only: loop.ko's
@@ -105,7 +105,7 @@ endif
 ifeq ($(INTELAES),y)
 INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/aes-ssse3.S \
 		aes-intel/md5-mb.S
-CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
+CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES -DAESLOOP_ARCH_AES
 HDRS      += $(wildcard aes-intel/*.h)
 endif
 
