@@ -448,7 +448,15 @@ $(BUILD)/vm-tools/%: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
-# The same, as a 32-bit program: the driver's compat_ioctl path.
+# The same, as a 32-bit program: the driver's compat_ioctl path.  Built by
+# the target's own compiler with -m32 on x86_64; for arm64 (AArch32 programs)
+# by Debian's armhf cross compiler.
+ifneq ($(filter aarch64-%,$(shell $(CC) -dumpmachine)),)
+CC32 ?= arm-linux-gnueabihf-gcc
+else
+CC32 ?= $(CC) -m32
+endif
+
 $(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
-	$(CC) -m32 $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
+	$(CC32) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
