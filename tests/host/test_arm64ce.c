@@ -25,12 +25,19 @@
  *                             NEON section), in place
  *  probe                      loop_aes_probe(NULL) picks arm64-ce when the
  *                             CPU has AES, else none (the generic engine)
+ *  no-aes-cpu-check, no-aes-probe
+ *                             with HWCAP_AES hidden from getauxval() (this
+ *                             program's own getauxval() interposes on the
+ *                             C library's: QEMU has no arm64 CPU model
+ *                             without AES), the path is not offered and
+ *                             loop_aes_probe() keeps the generic engine
  *
  * Random data comes from a seeded generator; a failure prints the seed and
  * the parameters (set AESLOOP_SEED to repeat a run).
  */
 #include <openssl/evp.h>
 #include <stdint.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <time.h>
 
@@ -44,6 +51,36 @@
 #define GUARD		64	/* bytes checked on each side of an output */
 
 static uint64_t seed;
+
+/*
+ * A CPU without AES, as far as aes-arm64.c can tell: this getauxval()
+ * takes the place of the C library's in the whole program (the library is
+ * linked in statically), and hides HWCAP_AES while hide_aes is set.
+ */
+static int hide_aes;
+unsigned long __getauxval(unsigned long type);
+
+unsigned long getauxval(unsigned long type)
+{
+	unsigned long v = __getauxval(type);
+
+	return type == AT_HWCAP && hide_aes ? v & ~(unsigned long)HWCAP_AES : v;
+}
+
+static void check_without_aes(void)
+{
+	const char *why = NULL, *rejected = "unset";
+	const struct loop_aes_engine *e;
+
+	hide_aes = 1;
+	t_result(!aesloop_arch_cpu_has(AESLOOP_ARM64_CE, &why) && why,
+		 "no-aes-cpu-check", "arm64-ce offered without HWCAP_AES");
+	e = loop_aes_probe(&rejected);
+	t_result(!e && !rejected, "no-aes-probe",
+		 "picked %s, rejected %s", e ? e->name : "none",
+		 rejected ? rejected : "none");
+	hide_aes = 0;
+}
 
 typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
 		    u8 *dst, const u8 *src, unsigned int nsect);
@@ -337,6 +374,7 @@ int main(void)
 		t_result(rejected == NULL, "probe-none-rejected",
 			 "%s failed its self-test", rejected);
 	}
+	check_without_aes();
 
 	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		const struct asm_path *p = &paths[i];
