@@ -24,8 +24,12 @@
  * keys of the lane).  x86's aesni loop: one load, R + 1 = 11 AES ops (the
  * first round's key XOR separate, plus the plaintext XOR), one store: 14.
  * The count is higher here because AESMC is its own instruction, but
- * AESE+AESMC pairs are fused on Cortex-A7x/Neoverse cores: see the README
- * of this folder's engine in aes-arm64.h for the expected speed.
+ * adjacent AESE+AESMC pairs fuse on Cortex-A76/Neoverse-N1 (latency 2,
+ * two per cycle on the two vector pipes, per Arm's optimization guide):
+ * R fused pairs per block for 8 lanes is about R / 2 cycles per block when
+ * the pipes are full, near 0.35 cycles/byte for AES-128, and a lone chain
+ * about 2R cycles per block (1.25 cycles/byte).  Estimates only: there is
+ * no arm64 hardware here, and QEMU's timings mean nothing.
  *
  * Register use (encryption): v0-v7 the chains of lanes 0-7 (IV, then
  * ciphertext), v8-v15 their plaintext blocks, v16-v30 the round keys by
