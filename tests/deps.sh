@@ -45,6 +45,7 @@ fi
 arm64_deps() {
 	local p missing=()
 	for p in gcc-aarch64-linux-gnu qemu-user libc6:arm64 libssl-dev:arm64 \
+		libasan8:arm64 libubsan1:arm64 \
 		libmount-dev:arm64; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
 			missing+=("$p")

@@ -47,13 +47,15 @@ case $build in /*) ;; *) build=$top/$build ;; esac
 export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$("$top/tests/host/vectors-dir.sh")}
 export AESLOOP_TOP=$top AESLOOP_BUILD=$build
 # LeakSanitizer cannot run under qemu-user (it needs ptrace); the rest of
-# ASan and UBSan does.  The sanitizer runtimes are the cross compiler's.
+# ASan and UBSan does (libasan8:arm64, libubsan1:arm64: the cross
+# compiler's copies in /usr/aarch64-linux-gnu/lib bring their own C library,
+# under which test_changing_source's threads crawl in qemu-user).
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
 
 # run NAME PROG: PROG's results in qemu-aarch64, each name prefixed "NAME:".
 run() {
 	local name=$1 prog=$2 out rc problem
-	out=$(qemu-aarch64 -L / -E LD_LIBRARY_PATH=/usr/$cross/lib -cpu "$cpu" \
+	out=$(qemu-aarch64 -L / -cpu "$cpu" \
 		"$prog" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | TAP_RELAY_COMMENTS=0 tap_relay "$results" "$name:"
@@ -78,6 +80,8 @@ for src in "$top"/tests/host/*.c; do
 			# fork and exec emulation does not run as the checks
 			# expect; no arm64 code of ours is in it.
 			tap_append "$results" skip "$tname" "starts /bin/sh children: not under qemu-user"
+		elif [ "$name" = test_aesni ]; then
+			tap_append "$results" skip "$tname" "x86_64 only (aes-intel/)"
 		elif [ -x "$prog" ]; then
 			run "$tname" "$prog"
 		else
