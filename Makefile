@@ -109,6 +109,20 @@ CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES -DAESLOOP_ARCH_AES
 HDRS      += $(wildcard aes-intel/*.h)
 endif
 
+# ARM64AES=y: the ARMv8 Crypto Extensions engine of aes-arm64/ (arm64,
+# little-endian), C glue and assembly, chosen at run time by
+# loop_aes_probe() as aes-intel/ is on x86_64.  The default when $(CC)
+# builds for aarch64; ARM64AES=n leaves aes-arm64/ out, and test_arm64ce.
+# Userspace default only, as INTELAES: loop.ko's is set in loop/Kbuild.
+ifeq ($(origin ARM64AES),undefined)
+ARM64AES := $(if $(filter aarch64-%,$(shell $(CC) -dumpmachine)),y,n)
+endif
+ifeq ($(ARM64AES),y)
+ARM64_SRCS := aes-arm64/aes-arm64.c aes-arm64/aes-ce.S
+CPPFLAGS  += -Iaes-arm64 -DAESLOOP_ARM64AES -DAESLOOP_ARCH_AES
+HDRS      += $(wildcard aes-arm64/*.h)
+endif
+
 # Objects depend on the flags they were built with, so that switching
 # INTELAES (or CC, CFLAGS) rebuilds them: a stamp rewritten when they change.
 FLAGS_STAMP := $(BUILD)/flags.stamp
@@ -136,7 +150,7 @@ $(BUILD)/san/%.o: %.c $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -c $< -o $@
 
-# Assembly (aes-intel/): the same object in both variants, the sanitizers
+# Assembly (aes-intel/, aes-arm64/): the same object in both variants, the sanitizers
 # do not instrument it.
 $(BUILD)/plain/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -148,11 +162,11 @@ $(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 
 $(BUILD)/plain/tools/aesloop-util.o $(BUILD)/san/tools/aesloop-util.o: CPPFLAGS += $(MOUNT_CFLAGS)
 
-$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -170,6 +184,9 @@ $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaes
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))
 ifneq ($(INTELAES),y)
 HOST_TESTS := $(filter-out test_aesni,$(HOST_TESTS))
+endif
+ifneq ($(ARM64AES),y)
+HOST_TESTS := $(filter-out test_arm64ce,$(HOST_TESTS))
 endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
@@ -426,7 +443,7 @@ KBUILD_OUTPUT_FILES := -name '*.o' -o -name '*.ko' -o -name '*.ko.*' -o -name '*
 	-o -name 'modules.order' -o -name 'Module.symvers'
 clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
-	find loop aes aes-intel \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
+	find loop aes aes-intel aes-arm64 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 	find . -maxdepth 1 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 
 # What scripts ask of this Makefile rather than parse it again (make -s).

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * linkage.S - included by aes-ce.S (not assembled on its own): what the
+ * assembly needs from its host.
+ *
+ * In loop.ko: the kernel's own SYM_FUNC_START()/SYM_FUNC_END() (with the
+ * BTI landing pad where the kernel is built for BTI).  In userspace:
+ * stand-ins that make plain ELF functions of the same source, with a BTI
+ * landing pad (a NOP on CPUs without BTI), and a GNU-stack note so the
+ * stack stays non-executable.
+ */
+#ifdef __KERNEL__
+#include <linux/linkage.h>
+#else
+.macro	user_func_start	name, global
+.if \global
+	.globl		\name
+.endif
+	.type		\name, %function
+	.p2align	4
+\name:
+	hint		#34		/* bti c */
+.endm
+
+.macro	user_func_end	name
+	.size		\name, . - \name
+.endm
+
+#define SYM_FUNC_START(name)		user_func_start name, 1
+#define SYM_FUNC_START_LOCAL(name)	user_func_start name, 0
+#define SYM_FUNC_END(name)		user_func_end name
+
+	.pushsection	.note.GNU-stack, "", %progbits
+	.popsection
+#endif
