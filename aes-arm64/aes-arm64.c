@@ -27,16 +27,6 @@
 #endif
 
 #include "aes-arm64.h"
-#include "asm-offsets.h"
-
-/* The assembly reads struct aes_key at these offsets (asm-offsets.h). */
-static_assert(offsetof(struct aes_key, enc) == AES_KEY_ENC, "aes_key.enc");
-static_assert(offsetof(struct aes_key, dec) == AES_KEY_DEC, "aes_key.dec");
-static_assert(offsetof(struct aes_key, rounds) == AES_KEY_ROUNDS,
-	      "aes_key.rounds");
-static_assert(sizeof(((struct aes_key *)0)->enc) == 15 * AES_BLOCK_LEN,
-	      "aes_key.enc holds 15 round keys");
-static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
 
 #ifdef __KERNEL__
 
@@ -45,8 +35,11 @@ static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
  * (AESLOOP_NEON_STATE_ARG, probed in loop/Kbuild) kernel_neon_begin() takes
  * a buffer, on the caller's stack, where the task's kernel-mode NEON
  * registers (the round keys) are kept while it is scheduled out inside the
- * section; it is wiped after kernel_neon_end().  Before, the section ran
- * with preemption off and took no argument.
+ * section, or while a softirq's section runs; it is wiped after
+ * kernel_neon_end().  Before 6.8 a section ran with preemption off; from
+ * 6.8 to 6.18 it is preemptible and the kernel keeps the registers in the
+ * task_struct (thread.kernel_fpsimd_state), a copy of the round keys that
+ * this code cannot wipe (the kernel's own arm64 crypto leaves the same).
  */
 struct neon_section {
 #ifdef AESLOOP_NEON_STATE_ARG
@@ -84,6 +77,8 @@ static bool cpu_has_ce(void)
 }
 
 #else /* userspace */
+
+#define __uninitialized
 
 struct neon_section {
 	int unused;
@@ -131,12 +126,12 @@ bool aesloop_arch_cpu_has(unsigned int path, const char **why)
  * The engine operations.
  */
 
-/* Sectors for the next NEON section. */
-static unsigned int neon_chunk(unsigned int nsect)
-{
-	return nsect < AESLOOP_ARM64_NEON_SECTORS ? nsect :
-	       AESLOOP_ARM64_NEON_SECTORS;
-}
+/*
+ * The engine is handed at most LOOP_AES_BATCH sectors a call (loop_aes.h),
+ * which is one NEON section's budget: one section a call.
+ */
+static_assert(LOOP_AES_BATCH <= AESLOOP_ARM64_NEON_SECTORS,
+	      "a batch fits in one NEON section");
 
 static bool one_key(const struct aes_key *const *keys, unsigned int n)
 {
@@ -151,75 +146,45 @@ static bool one_key(const struct aes_key *const *keys, unsigned int n)
 static void ce_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		       u8 *dst, const u8 *src, unsigned int nsect)
 {
-	struct neon_section s;
+	struct neon_section s __uninitialized;
 
-	while (nsect) {
-		unsigned int n = neon_chunk(nsect);
-		bool one = one_key(keys, n);
-
-		if (!simd_begin(&s)) {
-			loop_aes_generic_engine.cbc_encrypt(keys, ivs, dst, src,
-							    nsect);
-			return;
-		}
-		if (one)
-			aesloop_cbc_enc1_ce(keys[0], ivs, dst, src, n);
-		else
-			aesloop_cbc_enc_ce(keys, ivs, dst, src, n);
-		simd_end(&s);
-		keys += n;
-		ivs += n * AES_BLOCK_LEN;
-		dst += n * LOOP_AES_SECTOR_SIZE;
-		src += n * LOOP_AES_SECTOR_SIZE;
-		nsect -= n;
+	if (!simd_begin(&s)) {
+		loop_aes_generic_engine.cbc_encrypt(keys, ivs, dst, src, nsect);
+		return;
 	}
+	if (one_key(keys, nsect))
+		aesloop_cbc_enc1_ce(keys[0], ivs, dst, src, nsect);
+	else
+		aesloop_cbc_enc_ce(keys, ivs, dst, src, nsect);
+	simd_end(&s);
 }
 
 static void ce_encrypt_gather(const struct aes_key *key, const u8 *ivs,
 			      u8 *dst, const u8 *const *srcs,
 			      unsigned int nsect)
 {
-	struct neon_section s;
+	struct neon_section s __uninitialized;
 
-	while (nsect) {
-		unsigned int n = neon_chunk(nsect);
-
-		if (!simd_begin(&s)) {
-			loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst,
-								   srcs, nsect);
-			return;
-		}
-		aesloop_cbc_enc1g_ce(key, ivs, dst, srcs, n);
-		simd_end(&s);
-		ivs += n * AES_BLOCK_LEN;
-		dst += n * LOOP_AES_SECTOR_SIZE;
-		srcs += n;
-		nsect -= n;
+	if (!simd_begin(&s)) {
+		loop_aes_generic_engine.cbc_encrypt_gather(key, ivs, dst, srcs,
+							   nsect);
+		return;
 	}
+	aesloop_cbc_enc1g_ce(key, ivs, dst, srcs, nsect);
+	simd_end(&s);
 }
 
 static void ce_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 		       u8 *dst, const u8 *src, unsigned int nsect)
 {
-	struct neon_section s;
+	struct neon_section s __uninitialized;
 
-	while (nsect) {
-		unsigned int n = neon_chunk(nsect);
-
-		if (!simd_begin(&s)) {
-			loop_aes_generic_engine.cbc_decrypt(keys, ivs, dst, src,
-							    nsect);
-			return;
-		}
-		aesloop_cbc_dec_ce(keys, ivs, dst, src, n);
-		simd_end(&s);
-		keys += n;
-		if (ivs)
-			ivs += n * AES_BLOCK_LEN;
-		dst += n * LOOP_AES_SECTOR_SIZE;
-		src += n * LOOP_AES_SECTOR_SIZE;
-		nsect -= n;
+	if (!simd_begin(&s)) {
+		loop_aes_generic_engine.cbc_decrypt(keys, ivs, dst, src, nsect);
+		return;
 	}
+	aesloop_cbc_dec_ce(keys, ivs, dst, src, nsect);
+	simd_end(&s);
 }
 
 /* The generic C MD5, one sector after the other (see the top). */

@@ -46,8 +46,13 @@
  * vector registers before return.  No branch and no address depends on key
  * or data (only on the key length, the sector count and key pointers).
  */
-#include "asm-offsets.h"
+#include "../aes/asm-offsets.h"
 #include "linkage.S"
+
+/* Round keys and data are loaded as a little-endian CPU lays out bytes. */
+#ifdef __AARCH64EB__
+#error "aes-ce.S is for little-endian arm64 only"
+#endif
 
 	.arch		armv8-a+crypto
 	.text
@@ -364,7 +369,7 @@ LAST	.req	x28	/* CNT - 1 */
 .if \multi
 	ldr		TMP2, [KEYS, TMP, lsl #3]
 	add		lkey\j, TMP2, ROUNDS, lsl #4
-	sub		lkey\j, lkey\j, #224
+	sub		lkey\j, lkey\j, #224 - AES_KEY_ENC
 .endif
 .endm
 

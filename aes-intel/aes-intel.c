@@ -30,21 +30,10 @@
 #include <asm/fpu/api.h>
 #include <asm/simd.h>
 #else
-#include <assert.h>
 #include <cpuid.h>
 #endif
 
 #include "aes-intel.h"
-#include "asm-offsets.h"
-
-/* The assembly reads struct aes_key at these offsets (asm-offsets.h). */
-static_assert(offsetof(struct aes_key, enc) == AES_KEY_ENC, "aes_key.enc");
-static_assert(offsetof(struct aes_key, dec) == AES_KEY_DEC, "aes_key.dec");
-static_assert(offsetof(struct aes_key, rounds) == AES_KEY_ROUNDS,
-	      "aes_key.rounds");
-static_assert(sizeof(((struct aes_key *)0)->enc) == 15 * AES_BLOCK_LEN,
-	      "aes_key.enc holds 15 round keys");
-static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
 
 #ifdef __KERNEL__
 

@@ -13,10 +13,21 @@
 #include <linux/kernel.h>
 #include <linux/slab.h>
 #else
+#include <assert.h>
 #include <stdlib.h>
 #endif
 
 #include "engines.h"
+#include "asm-offsets.h"
+
+/* The assembly of aes-intel/ and aes-arm64/ reads struct aes_key at these offsets. */
+static_assert(offsetof(struct aes_key, enc) == AES_KEY_ENC, "aes_key.enc");
+static_assert(offsetof(struct aes_key, dec) == AES_KEY_DEC, "aes_key.dec");
+static_assert(offsetof(struct aes_key, rounds) == AES_KEY_ROUNDS,
+	      "aes_key.rounds");
+static_assert(sizeof(((struct aes_key *)0)->enc) == 15 * AES_BLOCK_LEN,
+	      "aes_key.enc holds 15 round keys");
+static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
 
 #ifdef __KERNEL__
 static void *selftest_alloc(size_t len)
@@ -153,6 +164,11 @@ static int selftest_cross(const struct loop_aes_engine *e,
 			e->cbc_encrypt(b->kp, b->ivs, b->out, b->src, ST_SECTORS);
 			if (memcmp(b->out, b->ref, len))
 				return -EIO;
+			/* encryption in place, as the multi-key path does */
+			memcpy(b->out, b->src, len);
+			e->cbc_encrypt(b->kp, b->ivs, b->out, b->out, ST_SECTORS);
+			if (memcmp(b->out, b->ref, len))
+				return -EIO;
 			/* decryption in place */
 			e->cbc_decrypt(b->kp, b->ivs, b->out, b->out, ST_SECTORS);
 			if (memcmp(b->out, b->src, len))
@@ -183,8 +199,8 @@ static int selftest_cross(const struct loop_aes_engine *e,
  *
  * Known answers for each key length and the multi-key IV, then a
  * comparison with the generic engine over 19 sectors: one key and
- * several, in place, one key from scattered sectors, all three key
- * lengths.  May sleep (allocates).
+ * several, apart and in place, one key from scattered sectors, all three
+ * key lengths.  May sleep (allocates).
  *
  * Return: 0 if the engine gave the right answers, -EIO if not, -ENOMEM.
  */

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * asm-offsets.h - the layout of struct aes_key (aes/aes.h) and of a sector
- * as the arm64 assembly reads them.  aes-arm64.c checks the offsets against
- * the struct at compile time.
+ * as the assembly of aes-intel/ and aes-arm64/ reads them.  engines.c checks
+ * the offsets against the struct at compile time.
  */
-#ifndef AESLOOP_ARM64_ASM_OFFSETS_H
-#define AESLOOP_ARM64_ASM_OFFSETS_H
+#ifndef AESLOOP_ASM_OFFSETS_H
+#define AESLOOP_ASM_OFFSETS_H
 
 #define AES_KEY_ENC		0	/* 15 round keys of 16 bytes */
 #define AES_KEY_DEC		240	/* 15 round keys of 16 bytes */
@@ -14,4 +14,4 @@
 #define SECTOR_SIZE		512
 #define SECTOR_BLOCKS		32	/* AES blocks in a sector */
 
-#endif /* AESLOOP_ARM64_ASM_OFFSETS_H */
+#endif /* AESLOOP_ASM_OFFSETS_H */
