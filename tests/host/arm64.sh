@@ -4,7 +4,9 @@
 # (ARM64AES=y, the arm64-ce engine), and runs each program, plain and under
 # ASan+UBSan, in qemu-aarch64 (-cpu max: AES, as Cortex-A76 and
 # Neoverse-N1 have it).  test_arm64ce also checks the choice on a CPU
-# without AES (QEMU has no such arm64 model: it hides HWCAP_AES itself).
+# without AES (QEMU has no such arm64 model: it hides HWCAP_AES itself);
+# test_arm64ce_abi checks the assembly's calling contract (registers,
+# nsect == 0, reads past the inputs).
 # Prints one TAP stream (tests/tap.sh); exits non-zero if a check failed.
 #
 # Needs gcc-aarch64-linux-gnu, qemu-user and arm64 libcrypto and libmount
