@@ -39,12 +39,15 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
-# ARM64=1: also what the arm64 host tests (tests/host/arm64.sh) need: the
-# cross compiler, qemu-user, and arm64 libcrypto, libmount and C library
-# from Debian's multiarch archive (dpkg --add-architecture arm64).
+# ARM64=1: also what the arm64 tier (make check-arm64) needs: the cross
+# compilers (arm64; armhf for the guest's 32-bit ioctl caller), qemu-user for
+# the host tests (tests/host/arm64.sh), qemu-system-arm for the guest, and
+# arm64 libcrypto, libmount and C library from Debian's multiarch archive
+# (dpkg --add-architecture arm64).
 arm64_deps() {
 	local p missing=()
-	for p in gcc-aarch64-linux-gnu qemu-user libc6:arm64 libssl-dev:arm64 \
+	for p in gcc-aarch64-linux-gnu gcc-arm-linux-gnueabihf libc6-dev-armhf-cross \
+		qemu-user qemu-system-arm libc6:arm64 libssl-dev:arm64 \
 		libasan8:arm64 libubsan1:arm64 \
 		libmount-dev:arm64; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
