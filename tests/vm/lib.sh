@@ -216,12 +216,12 @@ t_scratch_disk() {
 }
 
 # t_cpu_has FLAG: true when the guest CPU has FLAG in /proc/cpuinfo (aes, pclmulqdq, avx2,
-# vaes, avx512f ...); run.sh -c picks the CPU model.
+# vaes, avx512f ...; arm64's Features line: aes, pmull, sve ...); run.sh -c picks the CPU model.
 t_cpu_has() {
 	local line
 	while IFS= read -r line; do
 		case "$line" in
-		flags*) [[ " ${line#*:} " == *" $1 "* ]] && return 0 || return 1 ;;
+		flags* | Features*) [[ " ${line#*:} " == *" $1 "* ]] && return 0 || return 1 ;;
 		esac
 	done </proc/cpuinfo
 	return 1
