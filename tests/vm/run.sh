@@ -27,8 +27,8 @@ Options:
               an arm64 kernel (6.1-arm64, 7.3-arm64, 6.1.0-57-arm64): an arm64 guest (TCG)
   -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2 and VAES, but
               QEMU 7.2 computes VAES on ymm wrongly and has no AVX-512, so an
-              INTELAES=y module picks aesni there; qemu64 has no AES-NI; arm64: max has
-              the ARMv8 Crypto Extensions, cortex-a35 has none)
+              INTELAES=y module picks aesni there; qemu64 has no AES-NI; arm64: every
+              model of QEMU 7.2 (max, cortex-a53, ...) has the ARMv8 Crypto Extensions)
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
   -e NAME=VAL set an environment variable for the guest script (repeatable),
