@@ -85,7 +85,7 @@ MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
 MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
 
-LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c
+LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
 # The key setup (keysetup.c is its base, keysetup-*.c one job each), what
 # the patched util-linux programs share, and how both start programs
 # (aesloop-spawn.c); all of it in libaesloop.a.
@@ -95,7 +95,7 @@ TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
 HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
-# assembly, chosen at run time by aesloop_intel_probe().  The default when
+# assembly, chosen at run time by loop_aes_probe().  The default when
 # $(CC) builds for x86_64, so that a default build never has only the C AES
 # (slower, and table-based); INTELAES=n leaves all of aes-intel/ out, and
 # the tests that need it.  This sets the userspace default only: loop.ko's
@@ -107,8 +107,23 @@ endif
 ifeq ($(INTELAES),y)
 INTEL_SRCS := aes-intel/aes-intel.c aes-intel/aesni.S aes-intel/aes-ssse3.S \
 		aes-intel/md5-mb.S
-CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES
+CPPFLAGS  += -Iaes-intel -DAESLOOP_INTELAES -DAESLOOP_ARCH_AES
 HDRS      += $(wildcard aes-intel/*.h)
+endif
+
+# ARM64AES=y: the ARMv8 Crypto Extensions engine of aes-arm64/ (arm64,
+# little-endian), C glue and assembly, chosen at run time by
+# loop_aes_probe() as aes-intel/ is on x86_64.  The default when $(CC)
+# builds for aarch64; ARM64AES=n leaves aes-arm64/ out, and the test_arm64ce*
+# tests.
+# Userspace default only, as INTELAES: loop.ko's is set in loop/Kbuild.
+ifeq ($(origin ARM64AES),undefined)
+ARM64AES := $(if $(filter aarch64-%,$(shell $(CC) -dumpmachine)),y,n)
+endif
+ifeq ($(ARM64AES),y)
+ARM64_SRCS := aes-arm64/aes-arm64.c aes-arm64/aes-ce.S
+CPPFLAGS  += -Iaes-arm64 -DAESLOOP_ARM64AES -DAESLOOP_ARCH_AES
+HDRS      += $(wildcard aes-arm64/*.h)
 endif
 
 # Objects depend on the flags they were built with, so that switching
@@ -121,7 +136,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools check check-full check-debug check-uml demo clean \
 	dist manifest
 
 all: userspace module
@@ -138,7 +153,7 @@ $(BUILD)/san/%.o: %.c $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) $(SANFLAGS) $(CPPFLAGS) -c $< -o $@
 
-# Assembly (aes-intel/): the same object in both variants, the sanitizers
+# Assembly (aes-intel/, aes-arm64/): the same object in both variants, the sanitizers
 # do not instrument it.
 $(BUILD)/plain/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
@@ -150,11 +165,11 @@ $(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 
 $(BUILD)/plain/tools/aesloop-util.o $(BUILD)/san/tools/aesloop-util.o: CPPFLAGS += $(MOUNT_CFLAGS)
 
-$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS))
+$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -172,6 +187,9 @@ $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaes
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))
 ifneq ($(INTELAES),y)
 HOST_TESTS := $(filter-out test_aesni,$(HOST_TESTS))
+endif
+ifneq ($(ARM64AES),y)
+HOST_TESTS := $(filter-out test_arm64ce%,$(HOST_TESTS))
 endif
 
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
@@ -435,7 +453,7 @@ KBUILD_OUTPUT_FILES := -name '*.o' -o -name '*.ko' -o -name '*.ko.*' -o -name '*
 	-o -name 'modules.order' -o -name 'Module.symvers'
 clean:
 	rm -rf $(BUILD)/plain $(BUILD)/san $(BUILD)/tests $(BUILD)/bin $(BUILD)/*.a
-	find loop aes aes-intel \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
+	find loop aes aes-intel aes-arm64 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 	find . -maxdepth 1 \( $(KBUILD_OUTPUT_FILES) \) -type f -delete
 
 # What scripts ask of this Makefile rather than parse it again (make -s).
@@ -457,21 +475,15 @@ $(BUILD)/vm-tools/%: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
-# The same, as a 32-bit program: the driver's compat_ioctl path.
+# The same, as a 32-bit program: the driver's compat_ioctl path.  Built by
+# the target's own compiler with -m32 on x86_64; for arm64 (AArch32 programs)
+# by Debian's armhf cross compiler.
+ifneq ($(filter aarch64-%,$(shell $(CC) -dumpmachine)),)
+CC32 ?= arm-linux-gnueabihf-gcc
+else
+CC32 ?= $(CC) -m32
+endif
+
 $(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
-	$(CC) -m32 $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
-
-# The same for the arm64 guest, cross-built (tests/vm/run.sh shows them to it as
-# build/vm-tools); no 32-bit one yet (it would need an armhf cross compiler).
-ARM64_CC ?= aarch64-linux-gnu-gcc
-VM_TOOLS_ARM64 := $(patsubst $(BUILD)/vm-tools/%,$(BUILD)/vm-tools-arm64/%,\
-		  $(filter-out %32,$(VM_TOOLS)))
-
-vm-tools-arm64: $(VM_TOOLS_ARM64)
-
-$(BUILD)/vm-tools-arm64/flip-write: VM_LDLIBS := -pthread
-
-$(BUILD)/vm-tools-arm64/%: tests/vm/%.c loop/aesloop_uapi.h
-	@mkdir -p $(@D)
-	$(ARM64_CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
+	$(CC32) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<

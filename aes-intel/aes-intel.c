@@ -26,27 +26,14 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 #include <linux/kernel.h>
 #include <linux/preempt.h>
-#include <linux/slab.h>
 #include <asm/cpufeature.h>
 #include <asm/fpu/api.h>
 #include <asm/simd.h>
 #else
-#include <assert.h>
 #include <cpuid.h>
-#include <stdlib.h>
 #endif
 
 #include "aes-intel.h"
-#include "asm-offsets.h"
-
-/* The assembly reads struct aes_key at these offsets (asm-offsets.h). */
-static_assert(offsetof(struct aes_key, enc) == AES_KEY_ENC, "aes_key.enc");
-static_assert(offsetof(struct aes_key, dec) == AES_KEY_DEC, "aes_key.dec");
-static_assert(offsetof(struct aes_key, rounds) == AES_KEY_ROUNDS,
-	      "aes_key.rounds");
-static_assert(sizeof(((struct aes_key *)0)->enc) == 15 * AES_BLOCK_LEN,
-	      "aes_key.enc holds 15 round keys");
-static_assert(LOOP_AES_SECTOR_SIZE == SECTOR_SIZE, "sector size");
 
 #ifdef __KERNEL__
 
@@ -74,16 +61,6 @@ static void simd_end(void)
 	kernel_fpu_end();
 }
 
-static void *selftest_alloc(size_t len)
-{
-	return kmalloc(len, GFP_KERNEL);
-}
-
-static void selftest_free(void *p)
-{
-	kfree(p);
-}
-
 #else /* userspace */
 
 static bool simd_begin(void)
@@ -93,16 +70,6 @@ static bool simd_begin(void)
 
 static void simd_end(void)
 {
-}
-
-static void *selftest_alloc(size_t len)
-{
-	return malloc(len);
-}
-
-static void selftest_free(void *p)
-{
-	free(p);
 }
 
 #endif
@@ -208,15 +175,8 @@ static unsigned int cpu_features(void)
 
 #endif
 
-/**
- * aesloop_intel_cpu_has() - whether this CPU and OS can run a path
- * @path: the path
- * @why:  if not NULL and the answer is no, set to the missing feature
- *
- * Return: true if every instruction set the path uses is there and the OS
- * saves the registers it uses.
- */
-bool aesloop_intel_cpu_has(enum aesloop_intel_path path, const char **why)
+/* engines.h: a path's features, and whether the OS saves their registers. */
+bool aesloop_arch_cpu_has(unsigned int path, const char **why)
 {
 	unsigned int f = cpu_features(), need;
 	const char *what;
@@ -580,231 +540,10 @@ static const struct loop_aes_engine intel_engines[AESLOOP_INTEL_NR_PATHS] = {
 	},
 };
 
-/**
- * aesloop_intel_engine() - the engine of one path
- * @path: the path
- *
- * The engine must only be used when aesloop_intel_cpu_has(@path) is true
- * (and, before it handles real data, aesloop_intel_selftest() passed).
- *
- * Return: the engine, or NULL for an unknown path.
- */
-const struct loop_aes_engine *aesloop_intel_engine(enum aesloop_intel_path path)
+/* engines.h: the paths of enum aesloop_intel_path, slowest first. */
+const struct loop_aes_engine *aesloop_arch_engine(unsigned int path)
 {
-	if ((unsigned int)path >= AESLOOP_INTEL_NR_PATHS)
+	if (path >= AESLOOP_INTEL_NR_PATHS)
 		return NULL;
 	return &intel_engines[path];
-}
-
-/* ---------------------------------------------------------------------
- * Self-test.
- */
-
-/*
- * Known answers (from OpenSSL): the sector of bytes (29 i + 7) mod 256,
- * AES-CBC with the key of bytes 0, 1, 2, ... and the single-key IV of
- * sector KAT_SECTOR: the last ciphertext block, which depends on every
- * block before it.  And that sector's v2 IV: MD5 of its bytes 16..511 and
- * KAT_SECTOR as 7 little-endian bytes.
- */
-#define KAT_SECTOR	0x0123456789ULL
-
-static const u8 kat_last_block[3][AES_BLOCK_LEN] = {
-	{ 0x13, 0xd7, 0xf4, 0xe0, 0x93, 0x5b, 0x0a, 0x70,	/* AES-128 */
-	  0xe0, 0x88, 0xbf, 0xce, 0xea, 0xaa, 0x34, 0x2c },
-	{ 0x21, 0x6f, 0x1b, 0xea, 0x59, 0x42, 0x50, 0x5d,	/* AES-192 */
-	  0x03, 0x79, 0xc8, 0xb6, 0x4f, 0xb2, 0x45, 0x7f },
-	{ 0x20, 0x83, 0x6c, 0x17, 0x47, 0x69, 0x1c, 0xe7,	/* AES-256 */
-	  0x90, 0xad, 0x0b, 0xe1, 0xfc, 0x83, 0x51, 0xda },
-};
-
-static const u8 kat_v2_iv[AES_BLOCK_LEN] = {
-	0x23, 0x68, 0x6f, 0xeb, 0x9e, 0x98, 0xd2, 0x4d,
-	0xa2, 0xd7, 0x13, 0xcd, 0xa0, 0x34, 0x5a, 0xa3,
-};
-
-/*
- * Sectors compared with the generic code: more than one group of the
- * widest per-sector-key interleave (16), and odd, so that the group split
- * and the spare lanes are exercised.
- */
-#define ST_SECTORS	19
-#define ST_KEYS		5
-
-struct selftest_buf {
-	struct aes_key keys[ST_KEYS];
-	const struct aes_key *kp[ST_SECTORS];
-	const u8 *srcs[ST_SECTORS];
-	u8 ivs[ST_SECTORS * AES_BLOCK_LEN];
-	u8 ivs2[ST_SECTORS * AES_BLOCK_LEN];
-	u8 src[ST_SECTORS * LOOP_AES_SECTOR_SIZE];
-	u8 ref[ST_SECTORS * LOOP_AES_SECTOR_SIZE];
-	u8 out[ST_SECTORS * LOOP_AES_SECTOR_SIZE];
-};
-
-static void plain64_iv(u8 *iv, u64 sector)
-{
-	aes_put_le32(iv, (u32)sector);
-	aes_put_le32(iv + 4, (u32)(sector >> 32));
-	memset(iv + 8, 0, 8);
-}
-
-static int selftest_kat(const struct loop_aes_engine *e,
-			struct selftest_buf *b)
-{
-	static const u32 md5_init[4] = {
-		0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476
-	};
-	u8 raw[32];
-	unsigned int i, k;
-
-	for (i = 0; i < LOOP_AES_SECTOR_SIZE; i++)
-		b->src[i] = (u8)(29 * i + 7);
-	for (i = 0; i < sizeof(raw); i++)
-		raw[i] = (u8)i;
-	plain64_iv(b->ivs, KAT_SECTOR);
-	for (k = 0; k < 3; k++) {
-		if (aes_key_setup(&b->keys[0], raw, 16 + 8 * k))
-			return -EINVAL;
-		b->kp[0] = &b->keys[0];
-		e->cbc_encrypt(b->kp, b->ivs, b->out, b->src, 1);
-		if (memcmp(b->out + LOOP_AES_SECTOR_SIZE - AES_BLOCK_LEN,
-			   kat_last_block[k], AES_BLOCK_LEN))
-			return -EIO;
-		e->cbc_decrypt(b->kp, b->ivs, b->out, b->out, 1);
-		if (memcmp(b->out, b->src, LOOP_AES_SECTOR_SIZE))
-			return -EIO;
-	}
-	e->multi_ivs(md5_init, b->src, KAT_SECTOR, b->ivs, 1);
-	if (memcmp(b->ivs, kat_v2_iv, AES_BLOCK_LEN))
-		return -EIO;
-	return 0;
-}
-
-/* Against the generic code, every key length, one key and several. */
-static int selftest_cross(const struct loop_aes_engine *e,
-			  struct selftest_buf *b)
-{
-	const struct loop_aes_engine *g = &loop_aes_generic_engine;
-	const size_t len = ST_SECTORS * LOOP_AES_SECTOR_SIZE;
-	u32 x = 0x2545f491, seed[4];
-	u8 raw[32];
-	unsigned int i, k, multi;
-
-	for (i = 0; i < len; i++) {
-		x = x * 1103515245 + 12345;
-		b->src[i] = (u8)(x >> 23);
-	}
-	for (i = 0; i < 4; i++)
-		seed[i] = aes_get_le32(b->src + 4 * i);
-	for (i = 0; i < ST_SECTORS; i++)
-		plain64_iv(b->ivs + i * AES_BLOCK_LEN, 0xfffffff0ULL + i);
-
-	for (k = 0; k < 3; k++) {
-		for (i = 0; i < ST_KEYS; i++) {
-			memcpy(raw, b->src + 32 * i, sizeof(raw));
-			if (aes_key_setup(&b->keys[i], raw, 16 + 8 * k))
-				return -EINVAL;
-		}
-		for (multi = 0; multi < 2; multi++) {
-			for (i = 0; i < ST_SECTORS; i++)
-				b->kp[i] = &b->keys[multi ? (i * 3) % ST_KEYS : 0];
-			g->cbc_encrypt(b->kp, b->ivs, b->ref, b->src, ST_SECTORS);
-			e->cbc_encrypt(b->kp, b->ivs, b->out, b->src, ST_SECTORS);
-			if (memcmp(b->out, b->ref, len))
-				return -EIO;
-			/* decryption in place */
-			e->cbc_decrypt(b->kp, b->ivs, b->out, b->out, ST_SECTORS);
-			if (memcmp(b->out, b->src, len))
-				return -EIO;
-		}
-		/* one key, the sectors read in reverse order */
-		for (i = 0; i < ST_SECTORS; i++)
-			b->srcs[i] = b->src +
-				     (ST_SECTORS - 1 - i) * LOOP_AES_SECTOR_SIZE;
-		g->cbc_encrypt_gather(&b->keys[0], b->ivs, b->ref, b->srcs,
-				      ST_SECTORS);
-		e->cbc_encrypt_gather(&b->keys[0], b->ivs, b->out, b->srcs,
-				      ST_SECTORS);
-		if (memcmp(b->out, b->ref, len))
-			return -EIO;
-	}
-	g->multi_ivs(seed, b->src, 0xfffffff8ULL, b->ivs2, ST_SECTORS);
-	e->multi_ivs(seed, b->src, 0xfffffff8ULL, b->ivs, ST_SECTORS);
-	if (memcmp(b->ivs, b->ivs2, sizeof(b->ivs)))
-		return -EIO;
-	return 0;
-}
-
-/**
- * aesloop_intel_selftest() - check an engine before it handles data
- * @engine: one of the engines of aesloop_intel_engine(); the CPU must have
- *          its features (aesloop_intel_cpu_has())
- *
- * Known answers for each key length and the multi-key IV, then a
- * comparison with the generic engine over 19 sectors: one key and
- * several, in place, one key from scattered sectors, all three key
- * lengths.  May sleep (allocates).
- *
- * Return: 0 if the engine gave the right answers, -EIO if not, -ENOMEM.
- */
-int aesloop_intel_selftest(const struct loop_aes_engine *engine)
-{
-	struct selftest_buf *b = selftest_alloc(sizeof(*b));
-	int err;
-
-	if (!b)
-		return -ENOMEM;
-	err = selftest_kat(engine, b);
-	if (!err)
-		err = selftest_cross(engine, b);
-	memzero_explicit(b, sizeof(*b));
-	selftest_free(b);
-	return err;
-}
-
-/**
- * aesloop_intel_probe() - pick the fastest path this CPU can run
- * @rejected: if not NULL, set to the name of the fastest path whose CPU
- *            features are present but whose self-test failed (an emulator,
- *            a broken CPU, or a bug of ours), or to NULL when there was none
- *
- * Tries vaes-avx512, vaes-avx2, aesni, ssse3 in that order; the first whose
- * features are present and whose self-test passes wins.  So ssse3 runs on
- * CPUs with SSSE3 and without AES-NI, and where every AES-NI path failed
- * its self-test (constant time beats the generic code's tables there too).
- * In the kernel each path passed over is logged, with the reason.  Call
- * once at start-up (it may sleep), then hand the result to
- * loop_aes_set_engine().
- *
- * Return: the engine, or NULL: keep the generic one.
- */
-const struct loop_aes_engine *aesloop_intel_probe(const char **rejected)
-{
-	int path;
-
-	if (rejected)
-		*rejected = NULL;
-	for (path = AESLOOP_INTEL_NR_PATHS - 1; path >= 0; path--) {
-		const struct loop_aes_engine *e = &intel_engines[path];
-
-		int err;
-
-		if (!aesloop_intel_cpu_has(path, NULL))
-			continue;
-		err = aesloop_intel_selftest(e);
-		if (err == 0)
-			return e;
-#ifdef __KERNEL__
-		if (err == -ENOMEM)
-			pr_warn("AES path %s could not be self-tested (no memory); not used\n",
-				e->name);
-		else
-			pr_warn("AES path %s failed its self-test on this CPU; not used\n",
-				e->name);
-#endif
-		if (rejected && !*rejected)
-			*rejected = e->name;
-	}
-	return NULL;
 }

@@ -7,22 +7,22 @@
  * Two layers:
  *
  * 1. The assembly (aesni.S, aes-ssse3.S, md5-mb.S), one entry point per ISA
- *    level.  It
- *    needs the FPU: in the kernel only between kernel_fpu_begin() and
- *    kernel_fpu_end(), and only on a CPU with the level's features.
+ *    level.  It needs the FPU: in the kernel only between kernel_fpu_begin()
+ *    and kernel_fpu_end(), and only on a CPU with the level's features.
  *
  * 2. The glue (aes-intel.c): one struct loop_aes_engine per path, which
  *    checks may_use_simd(), keeps each FPU section within
  *    AESLOOP_INTEL_FPU_BYTES and falls back to the generic engine where SIMD
- *    cannot be used; CPU feature checks; a known-answer self-test per path;
- *    aesloop_intel_probe(), which picks the best path once.  This is the
- *    layer the driver and the tools call.
+ *    cannot be used; and the CPU feature checks.  It provides
+ *    aesloop_arch_engine() and aesloop_arch_cpu_has() of ../aes/engines.h,
+ *    through which the driver and the tools self-test and choose a path.
  */
 #ifndef AESLOOP_AES_INTEL_H
 #define AESLOOP_AES_INTEL_H
 
 #include "../aes/aes.h"
 #include "../aes/loop_aes.h"
+#include "../aes/engines.h"
 
 #ifndef __KERNEL__
 #include <stdbool.h>
@@ -57,10 +57,10 @@ enum aesloop_intel_path {
 	AESLOOP_INTEL_NR_PATHS
 };
 
-const struct loop_aes_engine *aesloop_intel_engine(enum aesloop_intel_path path);
-bool aesloop_intel_cpu_has(enum aesloop_intel_path path, const char **why);
-int aesloop_intel_selftest(const struct loop_aes_engine *engine);
-const struct loop_aes_engine *aesloop_intel_probe(const char **rejected);
+/*
+ * enum aesloop_intel_path numbers the paths of aesloop_arch_engine() and
+ * aesloop_arch_cpu_has() (../aes/engines.h) on x86_64.
+ */
 
 /* ---------------------------------------------------------------------
  * The assembly.

@@ -50,7 +50,7 @@
  * may be 0.  In the kernel the caller holds kernel_fpu_begin().  The
  * converted round keys on the stack are wiped before return.
  */
-#include "asm-offsets.h"
+#include "../aes/asm-offsets.h"
 #include "linkage.S"
 
 	.section	.rodata

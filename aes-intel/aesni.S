@@ -36,7 +36,7 @@
  * the kernel the caller holds kernel_fpu_begin().  Round keys copied to the
  * stack are wiped before return.
  */
-#include "asm-offsets.h"
+#include "../aes/asm-offsets.h"
 #include "linkage.S"
 
 	.text

@@ -38,7 +38,7 @@
  * and data need no alignment and must not overlap; in the kernel the
  * caller holds kernel_fpu_begin().  Stack: 3 KiB (avx512), 1.5 KiB (avx2).
  */
-#include "asm-offsets.h"
+#include "../aes/asm-offsets.h"
 #include "linkage.S"
 
 	.section	.rodata

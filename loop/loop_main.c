@@ -20,9 +20,7 @@
 #include <linux/string.h>
 
 #include "loop.h"
-#ifdef AESLOOP_INTELAES
-#include "../aes-intel/aes-intel.h"
-#endif
+#include "../aes/engines.h"
 
 /*
  * Every device is in loop_index_idr from the start of loop_add(), so that
@@ -333,23 +331,25 @@ static struct miscdevice loop_misc = {
 	.fops		= &loop_ctl_fops,
 };
 
-#ifdef AESLOOP_INTELAES
 /* aes_impl=NAME: that engine, if this CPU runs it and it passes its self-test. */
 static int __init loop_request_aes(const char *name)
 {
+	char names[64] = "generic";
 	const struct loop_aes_engine *e;
+	unsigned int path;
 	const char *why;
-	int path, err;
+	int err;
 
-	for (path = 0; path < AESLOOP_INTEL_NR_PATHS; path++) {
-		e = aesloop_intel_engine(path);
+	for (path = 0; (e = aesloop_arch_engine(path)); path++) {
+		strlcat(names, " ", sizeof(names));
+		strlcat(names, e->name, sizeof(names));
 		if (strcmp(e->name, name))
 			continue;
-		if (!aesloop_intel_cpu_has(path, &why)) {
+		if (!aesloop_arch_cpu_has(path, &why)) {
 			pr_err("aes_impl=%s: this CPU has no %s\n", name, why);
 			return -EINVAL;
 		}
-		err = aesloop_intel_selftest(e);
+		err = loop_aes_selftest(e);
 		if (err) {
 			pr_err("aes_impl=%s: its self-test failed (%d)\n", name, err);
 			return -EINVAL;
@@ -357,24 +357,16 @@ static int __init loop_request_aes(const char *name)
 		loop_aes_set_engine(e);
 		return 0;
 	}
-	pr_err("aes_impl=%s: no such AES code (generic, ssse3, aesni, vaes-avx2, vaes-avx512)\n",
-	       name);
+	pr_err("aes_impl=%s: no such AES code in this module (it has: %s)\n",
+	       name, names);
 	return -EINVAL;
 }
-#else
-static int __init loop_request_aes(const char *name)
-{
-	pr_err("aes_impl=%s: this module has the generic AES only (built with INTELAES=n)\n",
-	       name);
-	return -EINVAL;
-}
-#endif
 
 /*
- * The engine of the transfers: the one aes_impl asks for, else with
- * INTELAES=y the fastest engine of aes-intel/ (VAES, AES-NI, or the
- * constant-time ssse3) whose features the CPU has and whose known-answer
- * self-test passed, else the generic C code.
+ * The engine of the transfers: the one aes_impl asks for, else the fastest
+ * of the CPU's own (aes-intel/ on x86_64: VAES, AES-NI, or the constant-time
+ * ssse3) whose features the CPU has and whose self-test passed, else the
+ * generic C code.
  */
 static int __init loop_choose_aes(void)
 {
@@ -386,13 +378,11 @@ static int __init loop_choose_aes(void)
 		if (err)
 			return err;
 	} else if (!name) {
-#ifdef AESLOOP_INTELAES
 		/* It logs each path it passes over. */
-		const struct loop_aes_engine *engine = aesloop_intel_probe(NULL);
+		const struct loop_aes_engine *engine = loop_aes_probe(NULL);
 
 		if (engine)
 			loop_aes_set_engine(engine);
-#endif
 	}
 	loop_params_set_aes_impl(loop_aes_get_engine()->name);
 	return 0;

@@ -75,7 +75,7 @@ static unsigned int part_shift;
  */
 static char aes_impl[32];
 module_param_string(aes_impl, aes_impl, sizeof(aes_impl), 0444);
-MODULE_PARM_DESC(aes_impl, "AES code: generic, ssse3, aesni, vaes-avx2 or vaes-avx512; given at load, that one (the load fails if the CPU cannot run it); default the fastest the CPU runs. Reads the one in use");
+MODULE_PARM_DESC(aes_impl, "AES code: generic, ssse3, aesni, vaes-avx2, vaes-avx512 or arm64-ce; given at load, that one (the load fails if the CPU cannot run it); default the fastest the CPU runs. Reads the one in use");
 
 /**
  * loop_threads_of() - the number of workers a device gets (lo_threads)

@@ -39,6 +39,24 @@ if [ "$(id -u)" -ne 0 ]; then
 	exit 1
 fi
 
+# ARM64=1: also what the arm64 host tests (tests/host/arm64.sh) need: the
+# cross compiler, qemu-user, and arm64 libcrypto, libmount and C library
+# from Debian's multiarch archive (dpkg --add-architecture arm64).
+arm64_deps() {
+	local p missing=()
+	for p in gcc-aarch64-linux-gnu qemu-user libc6:arm64 libssl-dev:arm64 \
+		libasan8:arm64 libubsan1:arm64 \
+		libmount-dev:arm64; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+			missing+=("$p")
+	done
+	[ "${#missing[@]}" -gt 0 ] || return 0
+	dpkg --print-foreign-architectures | grep -qx arm64 || dpkg --add-architecture arm64
+	echo "deps.sh: installing ${missing[*]}"
+	apt-get update -q
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+}
+
 missing=()
 for p in "${packages[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
@@ -49,3 +67,4 @@ if [ "${#missing[@]}" -gt 0 ]; then
 	apt-get update -q
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
+[ "${ARM64:-0}" != 1 ] || arm64_deps

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Static checks: the kernel's checkpatch.pl --strict on the kernel-side C and
-# assembly (loop/, aes/, aes-intel/), and shellcheck on the project's shell
+# assembly (loop/, aes/, aes-intel/, aes-arm64/), and shellcheck on the project's shell
 # scripts.
 # checkpatch.pl is not in Debian's headers packages; it comes out of the
 # linux-source deb of the 6.1 series, cached in build/.
@@ -30,7 +30,7 @@ fetch_checkpatch() {
 }
 
 fetch_checkpatch
-files=$(cd "$top" && git ls-files "loop/*.[ch]" "aes/*.[ch]" "aes-intel/*.[chS]")
+files=$(cd "$top" && git ls-files "loop/*.[ch]" "aes/*.[ch]" "aes-intel/*.[chS]" "aes-arm64/*.[chS]")
 for f in $files; do
 	if out=$(cd "$top" && "$cache/scripts/checkpatch.pl" --strict --no-tree \
 		--terse --show-types -f "$f" 2>&1) &&

@@ -45,10 +45,8 @@
 #include <unistd.h>
 
 #include "keysetup.h"
+#include "engines.h"
 #include "loop_aes.h"
-#ifdef AESLOOP_INTELAES
-#include "aes-intel.h"
-#endif
 
 #define PROG		"aesloop-pipe"
 #define BUF_LEN		(64 * 1024)	/* a multiple of the sector size */
@@ -371,15 +369,13 @@ int main(int argc, char **argv)
 	u8 *buf;
 
 	lock_memory();
-#ifdef AESLOOP_INTELAES
 	{
-		/* AES-NI/VAES when this CPU has them and they pass their self-test */
-		const struct loop_aes_engine *engine = aesloop_intel_probe(NULL);
+		/* the CPU's AES instructions, if it has them and they pass their self-test */
+		const struct loop_aes_engine *engine = loop_aes_probe(NULL);
 
 		if (engine)
 			loop_aes_set_engine(engine);
 	}
-#endif
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":e:H:dp:P:S:C:O:vhK:G:A:Tw:q", long_options,

@@ -20,7 +20,7 @@
  * of lo_prealloc's default size, loop_aes_decrypt_segs() in place), beside
  * the transfer as the driver called it before (one call per page) and the
  * same engine on the contiguous buffer; the engine loop_aes_set_engine()
- * would get at load (aesloop_intel_probe()), one thread.
+ * would get at load (loop_aes_probe()), one thread.
  *
  * Whole processes: Debian's aespipe and build/bin/aesloop-pipe with the
  * same options on the same PIPE_BYTES file in tmpfs, output to tmpfs,
@@ -336,7 +336,7 @@ static double measure_once(int col, enum op op, int threads)
 	if (col == COL_GENERIC)
 		loop_aes_set_engine(&loop_aes_generic_engine);
 	else if (col <= COL_VAES512)
-		loop_aes_set_engine(aesloop_intel_engine(col_path(col)));
+		loop_aes_set_engine(aesloop_arch_engine(col_path(col)));
 	pthread_barrier_init(&start, NULL, threads + 1);
 	for (i = 0; i < threads; i++) {
 		jobs[i] = (struct job){ .col = col, .op = op, .start = &start };
@@ -519,7 +519,7 @@ static void shape_row(int sop, int i, u8 *buf)
 static int bench_shapes(void)
 {
 	const char *rejected = NULL;
-	const struct loop_aes_engine *e = aesloop_intel_probe(&rejected);
+	const struct loop_aes_engine *e = loop_aes_probe(&rejected);
 	int col = COL_GENERIC, sop, i;
 	u8 *buf;
 
@@ -948,9 +948,9 @@ int main(int argc, char **argv)
 
 	have[COL_GENERIC] = have[COL_OSSL] = have[COL_OSSL_NOAESNI] = 1;
 	for (c = COL_SSSE3; c <= COL_VAES512; c++)
-		have[c] = aesloop_intel_cpu_has(col_path(c), NULL);
+		have[c] = aesloop_arch_cpu_has(col_path(c), NULL);
 	for (c = COL_SSSE3; c <= COL_VAES512; c++)
-		if (have[c] && aesloop_intel_selftest(aesloop_intel_engine(col_path(c)))) {
+		if (have[c] && loop_aes_selftest(aesloop_arch_engine(col_path(c)))) {
 			fprintf(stderr, "aesloop-bench: %s fails its self-test\n",
 				col_names[c]);
 			have[c] = 0;

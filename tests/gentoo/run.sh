@@ -389,10 +389,11 @@ check_module() {
 	fi
 
 	# src_compile: one emake, the eclass's MODULES_MAKEARGS first, then only
-	# KDIR, INTELAES=y or INTELAES=n and KEYSCRUB=y as USE says, and the
-	# "module" target.  INTELAES=n without the flags: loop/Kbuild builds
-	# the AES-NI code by default on amd64, and a flag that is off must
-	# leave it out.
+	# KDIR, INTELAES=y or INTELAES=n, ARM64AES=y or ARM64AES=n and KEYSCRUB=y
+	# as USE says, and the "module" target.  INTELAES=n and ARM64AES=n
+	# without the flags: loop/Kbuild builds the AES-NI code by default on
+	# amd64 and the ARMv8 Crypto Extensions code on arm64, and a flag that is
+	# off must leave it out.
 	line=$(trace_events "${t}" modules_makeargs | head -n 1)
 	eval "makeargs=( ${line} )"
 	if [[ $(trace_events "${t}" emake | wc -l) -ne 1 ]]; then
@@ -406,12 +407,16 @@ check_module() {
 			why+=("emake was not given MODULES_MAKEARGS first")
 		extra=("${args[@]:${#makeargs[@]}}")
 		local want_intel='' want_scrub='' have_intel='' have_nointel='' have_scrub='' have_kdir='' have_target=''
+		local want_arm='' have_arm='' have_noarm=''
 		{ in_words aes-ni "${use}" || in_words cpu_flags_x86_aes "${use}"; } && want_intel=1
+		in_words cpu_flags_arm_aes "${use}" && want_arm=1
 		in_words keyscrub "${use}" && want_scrub=1
 		for a in "${extra[@]}"; do
 			case ${a} in
 				INTELAES=y) have_intel=1 ;;
 				INTELAES=n) have_nointel=1 ;;
+				ARM64AES=y) have_arm=1 ;;
+				ARM64AES=n) have_noarm=1 ;;
 				KEYSCRUB=y) have_scrub=1 ;;
 				KDIR=*) [[ ${a#KDIR=} == "${kdir}" ]] && have_kdir=1 ||
 					why+=("KDIR=${a#KDIR=} is not the kernel build tree") ;;
@@ -427,6 +432,12 @@ check_module() {
 			why+=("INTELAES=n not passed although USE has neither aes-ni nor cpu_flags_x86_aes")
 		[[ -n ${want_intel} && -n ${have_nointel} ]] &&
 			why+=("INTELAES=n passed although USE has aes-ni or cpu_flags_x86_aes")
+		[[ -n ${want_arm} && -z ${have_arm} ]] &&
+			why+=("ARM64AES=y not passed although USE has cpu_flags_arm_aes")
+		[[ -z ${want_arm} && -n ${have_arm} ]] &&
+			why+=("ARM64AES=y passed although USE lacks cpu_flags_arm_aes")
+		[[ -z ${want_arm} && -z ${have_noarm} ]] &&
+			why+=("ARM64AES=n not passed although USE lacks cpu_flags_arm_aes")
 		[[ -n ${want_scrub} && -z ${have_scrub} ]] && why+=("KEYSCRUB=y not passed although USE has keyscrub")
 		[[ -z ${want_scrub} && -n ${have_scrub} ]] && why+=("KEYSCRUB=y passed although USE lacks keyscrub")
 		[[ -n ${have_kdir} ]] || why+=("KDIR=<the kernel build tree> not passed")
@@ -442,7 +453,7 @@ check_module() {
 	# compiler flag (ccflags-$(VAR) += FLAG), loop_main.o was compiled with
 	# FLAG exactly when VAR=y was on the eclass's make command line.
 	local var flag cmdfile=${w}/work/${pf}/loop/.loop_main.o.cmd
-	for var in INTELAES KEYSCRUB; do
+	for var in INTELAES ARM64AES KEYSCRUB; do
 		flag=$(sed -n "s/^ccflags-\$(${var}) *+= *\([^ ]*\).*/\1/p" "${w}/work/${pf}/loop/Kbuild" 2>/dev/null | head -n 1)
 		[[ -n ${flag} && -f ${cmdfile} ]] || continue
 		if in_words "${var}=y" "${extra[*]}"; then
@@ -526,10 +537,12 @@ if [[ -n ${kver} ]]; then
 		result aesloop-precedence "${why[@]}"
 	fi
 
-	# REQUIRED_USE: aes-ni and cpu_flags_x86_aes only on x86 and amd64.
+	# REQUIRED_USE: aes-ni and cpu_flags_x86_aes only on x86 and amd64,
+	# cpu_flags_arm_aes only on arm64.
 	why=()
 	for c in amd64:aes-ni:0 x86:aes-ni:0 x86:cpu_flags_x86_aes:0 arm64:aes-ni:3 \
-		arm64:cpu_flags_x86_aes:3 arm64:keyscrub:0; do
+		arm64:cpu_flags_x86_aes:3 arm64:keyscrub:0 arm64:cpu_flags_arm_aes:0 \
+		amd64:cpu_flags_arm_aes:3; do
 		IFS=: read -r arch flag want <<<"${c}"
 		run_harness "ru-${arch}-${flag}" "${eb}" -p none -a "${arch}" -u "${flag}"
 		got=$?
@@ -592,8 +605,9 @@ if [[ -n ${kver} ]]; then
 	done <<-'EOF'
 		flag-logic-removed%aes-ni keyscrub%/if use aes-ni || use cpu_flags_x86_aes; then/,/^\tfi$/d; /if use keyscrub; then/,/^\tfi$/d%INTELAES=y not passed.*KEYSCRUB=y not passed
 		intelaes-always%keyscrub%s/if use aes-ni || use cpu_flags_x86_aes; then/if true; then/%INTELAES=y passed although
-		intelaes-default-kept%keyscrub%/^\telse$/,/INTELAES=n/d%INTELAES=n not passed.*kbuild compiled with -DAESLOOP_INTELAES although
-		cpu-flag-not-in-iuse%cpu_flags_x86_aes%s/^IUSE="aes-ni cpu_flags_x86_aes keyscrub"/IUSE="aes-ni keyscrub"/; /cpu_flags_x86_aes? (/d%cpu_flags_x86_aes' is not in IUSE
+		intelaes-default-kept%keyscrub%/if use aes-ni || use cpu_flags_x86_aes; then/,/^\tfi$/{/^\telse$/,/INTELAES=n/d}%INTELAES=n not passed.*kbuild compiled with -DAESLOOP_INTELAES although
+		arm64aes-default-kept%keyscrub%/if use cpu_flags_arm_aes; then/,/^\tfi$/{/^\telse$/,/ARM64AES=n/d}%ARM64AES=n not passed
+		cpu-flag-not-in-iuse%cpu_flags_x86_aes%s/^IUSE="aes-ni cpu_flags_arm_aes cpu_flags_x86_aes keyscrub"/IUSE="aes-ni cpu_flags_arm_aes keyscrub"/; /cpu_flags_x86_aes? (/d%cpu_flags_x86_aes' is not in IUSE
 		undeclared-flag%keyscrub%s/if use keyscrub; then/if use key-scrub; then/%key-scrub' is not in IUSE
 		use-at-global-scope%keyscrub%/^RESTRICT=/a use keyscrub \&\& RESTRICT+=" strip"%global scope
 		config-check-removed%keyscrub%/^CONFIG_CHECK=/d%CONFIG_CHECK is not set at global scope

@@ -101,10 +101,10 @@ fi
 ko=$(find "$tmp/dkmstree/aesloop/$version/$kver" -name 'loop.ko*' 2>/dev/null | head -n 1)
 syms=$([ -z "$ko" ] || nm "$ko" 2>/dev/null)
 if [ -n "$ko" ] && [ "$(modinfo -F version "$ko")" = "$version" ] &&
-   { [ "$(uname -m)" != x86_64 ] || [[ $syms == *aesloop_intel_probe* ]]; }; then
+   { [ "$(uname -m)" != x86_64 ] || [[ $syms == *aesloop_cbc_enc_aesni* ]]; }; then
 	pass dkms-module
 else
-	fail dkms-module "${ko:-no loop.ko}: version $([ -z "$ko" ] || modinfo -F version "$ko"), AES-NI code $([[ $syms == *aesloop_intel_probe* ]] && echo in || echo missing)"
+	fail dkms-module "${ko:-no loop.ko}: version $([ -z "$ko" ] || modinfo -F version "$ko"), AES-NI code $([[ $syms == *aesloop_cbc_enc_aesni* ]] && echo in || echo missing)"
 fi
 
 tap_end

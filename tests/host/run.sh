@@ -43,7 +43,9 @@ run() {
 
 # The programs of tests/host/*.c, plain and -san: what the sources say, not
 # what build/tests holds (a stale program of a removed source is not run, a
-# missing one fails).  test_aesni is built only with INTELAES=y.
+# missing one fails).  test_aesni is built only with INTELAES=y, test_arm64ce
+# and test_arm64ce_abi only with ARM64AES=y (an arm64 build:
+# tests/host/arm64.sh).
 for src in "$top"/tests/host/*.c; do
 	name=$(basename "$src" .c)
 	for prog in "$build/tests/$name" "$build/tests/$name-san"; do
@@ -52,6 +54,9 @@ for src in "$top"/tests/host/*.c; do
 		elif [ "$name" = test_aesni ]; then
 			tap_append "$results" skip "$(basename "$prog")" \
 				"not built (make host-tests INTELAES=y builds it)"
+		elif [[ $name == test_arm64ce* ]]; then
+			tap_append "$results" skip "$(basename "$prog")" \
+				"arm64 only: tests/host/arm64.sh builds and runs it"
 		else
 			tap_append "$results" fail "$(basename "$prog")" \
 				"not built: make host-tests"

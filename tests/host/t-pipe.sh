@@ -440,11 +440,11 @@ fi
 
 
 # -v names the AES code really in use: one of the AES-NI/VAES engines when the program has
-# them and this CPU has AES-NI (aesloop_intel_probe()), else the generic C code.
+# them and this CPU has AES-NI (loop_aes_probe()), else the generic C code.
 printf 'a passphrase of twenty characters\n' >"$tmp/verbose.pw"
 said=$(head -c 4096 /dev/zero | "$pipe" -v -P "$tmp/verbose.pw" 2>&1 >/dev/null)
 engine=$(sed -n 's/^aesloop-pipe: AES code \([a-z0-9-]*\), .*/\1/p' <<<"$said")
-if [[ $(nm "$pipe" 2>/dev/null) == *aesloop_intel_probe* ]] && grep -qw aes /proc/cpuinfo; then
+if [[ $(nm "$pipe" 2>/dev/null) == *aesloop_cbc_enc_aesni* ]] && grep -qw aes /proc/cpuinfo; then
 	want='aesni|vaes-avx2|vaes-avx512'
 else
 	want=generic

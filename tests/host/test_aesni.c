@@ -5,7 +5,7 @@
  *
  *  cpu-PATH                   the path runs here, or skipped with the missing
  *                             feature (every check of that path is skipped)
- *  selftest-PATH              aesloop_intel_selftest() passes
+ *  selftest-PATH              loop_aes_selftest() passes
  *  cbc-PATH-aesN-DIR-KEYS     the assembly (DIR enc or dec; KEYS one: one
  *                             key, enc1_*; multi: a key per sector; gather:
  *                             one key, enc1g_*, each sector read from its
@@ -28,7 +28,7 @@
  *                             engine equal the generic engine for single-key,
  *                             v2 and v3 volumes, 1..40 sectors (more than one
  *                             FPU section), in place
- *  probe                      aesloop_intel_probe(NULL) picks the best path the
+ *  probe                      loop_aes_probe(NULL) picks the best path the
  *                             CPU has
  *
  * Random data comes from a seeded generator; a failure prints the seed and
@@ -468,28 +468,28 @@ int main(void)
 	}
 
 	for (i = 0; i < AESLOOP_INTEL_NR_PATHS; i++) {
-		const struct loop_aes_engine *e = aesloop_intel_engine(i);
+		const struct loop_aes_engine *e = aesloop_arch_engine(i);
 		const char *why = NULL;
 
 		snprintf(name, sizeof(name), "cpu-%s", engine_names[i]);
-		if (!aesloop_intel_cpu_has(i, &why)) {
+		if (!aesloop_arch_cpu_has(i, &why)) {
 			t_skip(name, "this CPU or OS lacks %s", why);
 			continue;
 		}
 		t_result(1, name, "");
 		snprintf(name, sizeof(name), "selftest-%s", engine_names[i]);
-		t_result(aesloop_intel_selftest(e) == 0, name, "failed");
+		t_result(loop_aes_selftest(e) == 0, name, "failed");
 		best = e;
 		check_engine(e, engine_names[i], b);
 	}
-	t_result(aesloop_intel_probe(NULL) == best, "probe",
+	t_result(loop_aes_probe(NULL) == best, "probe",
 		 "picked %s, the best this CPU has is %s",
-		 aesloop_intel_probe(NULL) ? aesloop_intel_probe(NULL)->name : "none",
+		 loop_aes_probe(NULL) ? loop_aes_probe(NULL)->name : "none",
 		 best ? best->name : "none");
 	{
 		const char *rejected = "unset";
 
-		aesloop_intel_probe(&rejected);
+		loop_aes_probe(&rejected);
 		t_result(rejected == NULL, "probe-none-rejected",
 			 "%s failed its self-test", rejected);
 	}
@@ -498,7 +498,7 @@ int main(void)
 		const struct asm_path *p = &paths[i];
 		const char *why = NULL;
 
-		if (!aesloop_intel_cpu_has(p->path, &why)) {
+		if (!aesloop_arch_cpu_has(p->path, &why)) {
 			snprintf(name, sizeof(name), "cbc-%s", p->name);
 			t_skip(name, "this CPU or OS lacks %s", why);
 			continue;

@@ -31,7 +31,7 @@
  *                             calls it (single-key: the engine reads each
  *                             sector where it is)
  *
- * ENGINE: generic, and with INTELAES=y each aes-intel path the CPU has.
+ * ENGINE: generic, and each path of the CPU's own AES code that it can run.
  * The ciphertext is decrypted with the generic engine.  Random data comes
  * from a seeded generator; set AESLOOP_SEED to repeat a run.
  */
@@ -40,10 +40,8 @@
 #include <stdint.h>
 #include <time.h>
 
-#ifdef AESLOOP_INTELAES
-#include "aes-intel.h"
-#endif
 #include "loop_aes.h"
+#include "t_engines.h"
 #include "testutil.h"
 
 /* More than two batches, and not a multiple of one. */
@@ -291,8 +289,9 @@ static void check_writer_thread(const struct loop_aes_engine *e,
 	free(ctx);
 }
 
-static void check_engine(const struct loop_aes_engine *e, const char *ename)
+static void check_engine(const struct loop_aes_engine *e)
 {
+	const char *ename = e->name;
 	unsigned int mode;
 
 	for (mode = 2; mode <= 3; mode++)
@@ -312,29 +311,7 @@ int main(void)
 	t_note("seed %llu", (unsigned long long)seed);
 	make_versions();
 
-	check_engine(&loop_aes_generic_engine, "generic");
-#ifdef AESLOOP_INTELAES
-	{
-		unsigned int i;
-
-		for (i = 0; i < AESLOOP_INTEL_NR_PATHS; i++) {
-			const struct loop_aes_engine *e = aesloop_intel_engine(i);
-			const char *why = NULL;
-			char name[96];
-
-			if (!aesloop_intel_cpu_has(i, &why)) {
-				snprintf(name, sizeof(name),
-					 "changing-source-%s", e->name);
-				t_skip(name, "this CPU or OS lacks %s", why);
-				continue;
-			}
-			if (aesloop_intel_selftest(e)) {
-				t_result(0, e->name, "self-test failed");
-				continue;
-			}
-			check_engine(e, e->name);
-		}
-	}
-#endif
+	check_engine(&loop_aes_generic_engine);
+	t_each_arch_engine("changing-source", check_engine);
 	return t_exit();
 }

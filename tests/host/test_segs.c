@@ -23,17 +23,15 @@
  *                                in pieces of 1 to 40, both checks each (a
  *                                failing one is also reported by name)
  *
- * ENGINE: generic, and with INTELAES=y each aes-intel path the CPU has
+ * ENGINE: generic, and each path of the CPU's own AES code that it can run
  * (single-key encryption reads each sector where it is, enc1g_*).  MODE: single (AES-128),
  * single256, v2, v3.  Set AESLOOP_SEED to repeat a run.
  */
 #include <stdint.h>
 #include <time.h>
 
-#ifdef AESLOOP_INTELAES
-#include "aes-intel.h"
-#endif
 #include "loop_aes.h"
+#include "t_engines.h"
 #include "testutil.h"
 
 #define MAX_SEGS	320
@@ -246,24 +244,7 @@ int main(void)
 	rng_state = seed ? seed : 1;
 	t_note("seed %llu", (unsigned long long)seed);
 	check_engine(&loop_aes_generic_engine);
-#ifdef AESLOOP_INTELAES
-	for (i = 0; i < AESLOOP_INTEL_NR_PATHS; i++) {
-		const struct loop_aes_engine *e = aesloop_intel_engine(i);
-		const char *why = NULL;
-		char name[96];
-
-		if (!aesloop_intel_cpu_has(i, &why)) {
-			snprintf(name, sizeof(name), "segs-%s", e->name);
-			t_skip(name, "this CPU or OS lacks %s", why);
-			continue;
-		}
-		if (aesloop_intel_selftest(e)) {
-			t_result(0, e->name, "self-test failed");
-			continue;
-		}
-		check_engine(e);
-	}
-#endif
+	t_each_arch_engine("segs", check_engine);
 	for (i = 0; i < MAX_SEGS; i++)
 		free(seg_mem[i]);
 	return t_exit();

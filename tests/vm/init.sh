@@ -148,16 +148,8 @@ AESLOOP_ARGS=()
 AESLOOP_ENV=()
 AESLOOP_INTERACTIVE=0
 AESLOOP_UNLOAD=0
-AESLOOP_BINDS=()
 # shellcheck source=/dev/null
 . "/aesloop/$job"
-
-# Folders of the project that the guest sees as others (SRC=DST, relative to /aesloop): the
-# arm64 guest's build/vm-tools is build/vm-tools-arm64, so the scripts' paths stay the same.
-for bind in "${AESLOOP_BINDS[@]}"; do
-	mount --bind "/aesloop/${bind%%=*}" "/aesloop/${bind#*=}" ||
-		say "could not bind /aesloop/${bind%%=*} over /aesloop/${bind#*=}"
-done
 
 # The module under test: refuse to run if a loop driver is already present (it could only be
 # the stock one), then prove that the module now loaded is this file, by its ELF build id.

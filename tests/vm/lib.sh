@@ -12,6 +12,13 @@
 # can; build test data with pipelines, not loops.
 # Set T_VERBOSE=1 to see the output of passing checks too.
 
+# The guest's helper programs (make vm-tools), built for its architecture: an arm64 guest's
+# by make vm-tools CC=aarch64-linux-gnu-gcc BUILD=build/arm64.
+case "$(uname -m)" in
+aarch64) t_tools=/aesloop/build/arm64/vm-tools ;;
+*) t_tools=/aesloop/build/vm-tools ;;
+esac
+
 # Cleanup commands registered by t_cleanup, run last-in first-out when the script exits.
 _t_cleanups=()
 _t_out=/tmp/.t_out.$$
@@ -215,8 +222,9 @@ t_scratch_disk() {
 	return 1
 }
 
-# t_cpu_has FLAG: true when the guest CPU has FLAG in /proc/cpuinfo (aes, pclmulqdq, avx2,
-# vaes, avx512f ...; arm64's Features line: aes, pmull, sve ...); run.sh -c picks the CPU model.
+# t_cpu_has FLAG: true when the guest CPU has FLAG in /proc/cpuinfo: x86's "flags" (aes,
+# pclmulqdq, avx2, vaes, avx512f ...) or arm64's "Features" (aes, pmull, asimd ...); run.sh
+# -c picks the CPU model.
 t_cpu_has() {
 	local line
 	while IFS= read -r line; do
@@ -259,6 +267,29 @@ t_attach() {
 	_t_new=$("${T_LOSETUP:-losetup}" "$@" -f --show "$_t_file") || return 1
 	_t_dev=$_t_new
 	t_cleanup losetup.stock -d "$_t_new"
+}
+
+# t_mk_slots KEYFILE TWEAK HASHCMD: prints the key slots of a multi-key volume (hex, one per
+# line) as losetup derives them from a key file (spec 3.3): HASHCMD of each line (sha256sum
+# for AES128, sha512sum for AES256) cut to 32 bytes, byte 0 XORed with TWEAK (0x55: v2, 0xf4:
+# v3; 64 lines for v2, 65 for v3).  AES192 needs SHA-384, which busybox lacks.
+t_mk_slots() {
+	local line h
+	while IFS= read -r line; do
+		h=$(printf '%s' "$line" | "$3")
+		printf '%02x%s\n' $((0x${h:0:2} ^ $2)) "${h:2:62}"
+	done <"$1"
+}
+
+# t_mk_attach DEV FILE BITS SLOTS [LO-IOCTL-OPTIONS...]: FILE on DEV as a multi-key volume
+# (v2 with 64 slots, v3 with 65) by raw ioctls, so that only the kernel is under test:
+# LOOP_CONFIGURE with a single key, which LOOP_MULTI_KEY_SETUP(_V3) then replaces.
+t_mk_attach() {
+	local dev=$1 file=$2 bits=$3 slots=$4
+	shift 4
+	"$t_tools/lo-ioctl" configure "$dev" "$file" -t 16 -s $((bits / 8)) \
+		-k 00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff "$@" &&
+		"$t_tools/lo-ioctl" multi "$dev" "$slots"
 }
 
 # t_run_quiet CMD...: runs CMD with its output hidden unless it fails (then shown, and its

@@ -2,7 +2,7 @@
 # Runs one script inside a QEMU (TCG) guest with a Debian kernel and the loop.ko under test,
 # or inside a User-Mode Linux guest (tests/uml/kernel.sh), which runs on this machine's cores.
 # An arm64 kernel (kernel.sh 6.1-arm64) boots in qemu-system-aarch64's virt machine, with an
-# arm64 userland (userland.sh) and the programs of build/vm-tools-arm64 as build/vm-tools.
+# arm64 userland (userland.sh); the tests' programs are build/arm64/vm-tools there (lib.sh).
 set -euo pipefail
 
 usage() {
@@ -237,16 +237,8 @@ if [ -z "$prefix" ]; then
 	prefix=${prefix%.sh}
 fi
 
-# Folders the guest sees as others (init.sh): the arm64 guest's programs of the tests.
-binds=()
-if [ "$arch" = arm64 ]; then
-	if [ -d "$top/build/vm-tools-arm64" ]; then
-		# The mount point must exist on the read-only share.
-		mkdir -p "$top/build/vm-tools"
-		binds+=(build/vm-tools-arm64=build/vm-tools)
-	else
-		say "warning: build/vm-tools-arm64 is not built (make vm-tools-arm64)"
-	fi
+if [ "$arch" = arm64 ] && [ ! -x "$top/build/arm64/vm-tools/lo-ioctl" ]; then
+	say "warning: build/arm64/vm-tools is not built (make vm-tools CC=aarch64-linux-gnu-gcc BUILD=build/arm64)"
 fi
 
 # The job the guest's /init sources: bash assignments, quoted by printf %q.
@@ -262,7 +254,6 @@ read -r -a params <<<"$modparams"
 	printf 'AESLOOP_ENV=(%s)\n' "$(q_list "${guest_env[@]}")"
 	printf 'AESLOOP_INTERACTIVE=%s\n' "$interactive"
 	printf 'AESLOOP_UNLOAD=%s\n' "$unload"
-	printf 'AESLOOP_BINDS=(%s)\n' "$(q_list "${binds[@]}")"
 } >"$rundir/job"
 
 # QEMU 7.2's multi-threaded TCG runs the two vCPUs on two host threads, and

@@ -16,7 +16,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 work=/tmp/t-abuse
 mkdir -p "$work"
 key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff

@@ -150,7 +150,7 @@ fi
 # is a loop with 4096-byte blocks, so a 512-byte upper loop goes through its
 # page cache.  The periodic flusher is stopped: only the driver may write
 # those pages back in time.
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 key=00112233445566778899aabbccddeeff
 enc_opts=(-t 16 -s 16 -k "$key" -n AES128)
 old_wb=$(cat /proc/sys/vm/dirty_writeback_centisecs)

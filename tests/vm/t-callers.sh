@@ -55,7 +55,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 work=/tmp/t-callers
 mkdir -p "$work"
 pass='correct horse battery staple 2026'

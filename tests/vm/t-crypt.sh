@@ -23,7 +23,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 vectors=/share/vectors
 export_dir=/share/crypt
 pass='correct horse battery staple 2026'

@@ -37,7 +37,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 fio=$(command -v fio || echo /aesloop/build/vm/lazy/bin/fio)
 work=/tmp/t-driver
 mkdir -p "$work" /mnt/t /mnt/e
@@ -579,7 +579,7 @@ fi
 rm -f "$work/odd-outer.img" "$work/odd.data"
 
 # 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.
-l32=/aesloop/build/vm-tools/lo-ioctl32
+l32=$t_tools/lo-ioctl32
 key=00112233445566778899aabbccddeeff
 if n=$("$l32" get-free 2>/dev/null); then
 	dev=/dev/loop$n

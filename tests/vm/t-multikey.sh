@@ -14,37 +14,17 @@
 #               is that block of one of the versions; a driver that hashed
 #               one read of the page and encrypted another left sectors
 #               whose first block was data nobody wrote
-# The key slots are derived here as losetup does (spec 3.3): the SHA-256
-# (AES128) or SHA-512 (AES256) of each key file line, cut to 32 bytes, byte 0
-# XORed with 0x55 (v2) or 0xF4 (v3).  AES192 needs SHA-384, which busybox
-# lacks; the losetup key-file tests cover it.
+# The key slots are derived here as losetup does (t_mk_slots); AES192 needs
+# SHA-384, which busybox lacks: the losetup key-file tests cover it.
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 vectors=/share/vectors
 work=/tmp/t-multikey
 mkdir -p "$work" /share/crypt
 rm -f /share/crypt/mk-*.img
-# The single key that LOOP_SET_STATUS64 sets first; multi-key replaces it.
-first_key=00112233445566778899aabbccddeeff00112233445566778899aabbccddeeff
 plain_sum=$(t_sha256 "$vectors/plain64.img")
-
-derive() {	# derive KEYFILE TWEAK HASHCMD > slots (hex, one per line)
-	local line h
-	while IFS= read -r line; do
-		h=$(printf '%s' "$line" | "$3")
-		printf '%02x%s\n' $((0x${h:0:2} ^ $2)) "${h:2:62}"
-	done <"$1"
-}
-
-# attach DEV FILE BITS SLOTS [lo-ioctl options]
-attach() {
-	local dev=$1 file=$2 bits=$3 slots=$4
-	shift 4
-	"$lo_ioctl" configure "$dev" "$file" -t 16 -s $((bits / 8)) \
-		-k "$first_key" "$@" && "$lo_ioctl" multi "$dev" "$slots"
-}
 
 dev=$(losetup.stock -f)
 for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
@@ -53,7 +33,7 @@ for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
 		hash=sha256sum
 		[ "$bits" = 128 ] || hash=sha512sum
 		slots=$work/$v-$bits.slots
-		derive "$vectors/$file" "$tweak" "$hash" >"$slots"
+		t_mk_slots "$vectors/$file" "$tweak" "$hash" >"$slots"
 		name=aes$bits-$v-${file%.txt}
 
 		cases="$name:0"
@@ -63,7 +43,7 @@ for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
 			want=$(awk -F'\t' -v c="$case_name" '$1 == c { print $8 }' "$vectors/vectors.tsv")
 			img=$work/vector.img
 			t_zerofile "$img" $((sector * 512 + 32768))
-			if attach "$dev" "$img" "$bits" "$slots" -o $((sector * 512)); then
+			if t_mk_attach "$dev" "$img" "$bits" "$slots" -o $((sector * 512)); then
 				[ "$sector" != 0 ] || t_check "flags-$v-$bits" sh -c \
 					"'$lo_ioctl' status $dev | grep -E 'flags=0x$([ "$v" = v3 ] && echo 18 || echo 10)0000$'"
 				dd if="$vectors/plain64.img" of="$dev" bs=32768 conv=fsync 2>/dev/null
@@ -90,7 +70,7 @@ for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
 			img=$work/cs.img
 			t_zerofile "$img" $((bytes + 32768))
 			tag=$v-$bits-o$off
-			if attach "$dev" "$img" "$bits" "$slots" -o "$loff" &&
+			if t_mk_attach "$dev" "$img" "$bits" "$slots" -o "$loff" &&
 			   dd if="$vectors/plain64.img" of="$dev" bs=32768 conv=fsync 2>/dev/null &&
 			   "$lo_ioctl" clr "$dev" &&
 			   cryptsetup open --type loopaes --key-file "$vectors/$file" -s "$bits" \
@@ -104,7 +84,7 @@ for mode in v2:keys64.txt:0x55 v3:keys65.txt:0xf4; do
 			if cryptsetup open --type loopaes --key-file "$vectors/$file" -s "$bits" \
 				-o $((bytes / 512)) --skip "$skip" "$img" mk &&
 			   dd if="$vectors/plain64.img" of=/dev/mapper/mk bs=32768 conv=fsync 2>/dev/null &&
-			   cryptsetup close mk && attach "$dev" "$img" "$bits" "$slots" -o "$loff"; then
+			   cryptsetup close mk && t_mk_attach "$dev" "$img" "$bits" "$slots" -o "$loff"; then
 				t_expect_eq "cs-write-$tag" "$plain_sum" "$(head -c 32768 "$dev" | sha256sum | cut -d' ' -f1)"
 				"$lo_ioctl" clr "$dev"
 			else
@@ -120,9 +100,9 @@ t_zerofile "$work/plain.img" 1M
 t_expect_fail no-aes EINVAL "$lo_ioctl" multi "$dev" "$work/v2-128.slots"
 "$lo_ioctl" clr "$dev"
 
-flip=/aesloop/build/vm-tools/flip-write
+flip=$t_tools/flip-write
 t_zerofile "$work/flip.img" 1M
-if attach "$dev" "$work/flip.img" 128 "$work/v3-128.slots"; then
+if t_mk_attach "$dev" "$work/flip.img" 128 "$work/v3-128.slots"; then
 	t_check flip-write "$flip" write "$dev" 8
 	t_check flip-read-back "$flip" check "$dev"
 	"$lo_ioctl" clr "$dev"

@@ -99,9 +99,14 @@ for impl in $impls; do
 	t_check "aes-impl-$impl-unload" rmmod loop
 done
 # A path the CPU cannot run: the load fails and says why.
-if ! t_cpu_has avx512f; then
-	bad aes-impl-missing aes_impl=vaes-avx512
-	t_check aes-impl-missing-logged sh -c "dmesg | grep -q 'aes_impl=vaes-avx512: this CPU has no'"
+missing=
+case "$(uname -m)" in
+aarch64) t_cpu_has aes || missing=arm64-ce ;;
+*) t_cpu_has avx512f || missing=vaes-avx512 ;;
+esac
+if [ -n "$missing" ]; then
+	bad aes-impl-missing "aes_impl=$missing"
+	t_check aes-impl-missing-logged sh -c "dmesg | grep -q 'aes_impl=$missing: this CPU has no'"
 fi
 
 # Opening /dev/loopN creates the device: any N by default, only below

@@ -5,7 +5,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 work=/tmp/t-plain
 mkdir -p "$work" /mnt/t
 img=$work/disk.img

@@ -13,7 +13,7 @@
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
-lo_ioctl=/aesloop/build/vm-tools/lo-ioctl
+lo_ioctl=$t_tools/lo-ioctl
 fio=$(command -v fio || echo /aesloop/build/vm/lazy/bin/fio)
 work=/tmp/t-reconfig
 mnt=/mnt/reconfig

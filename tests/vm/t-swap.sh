@@ -17,7 +17,7 @@
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
 pass='correct horse battery staple 2026'
-memhog=/aesloop/build/vm-tools/memhog
+memhog=$t_tools/memhog
 mem_mib=$(($(awk '/^MemTotal:/ { print $2 }' /proc/meminfo) / 1024))
 if [ "$mem_mib" -gt 512 ]; then
 	t_skip swap "the guest has $mem_mib MiB; run it with run.sh -M 256 -d 512"

@@ -10,7 +10,7 @@ if [[ ${PV} == 9999 ]]; then
 	EGIT_REPO_URI="https://example.org/aesloop.git"
 else
 	SRC_URI="https://example.org/aesloop/${P}.tar.gz"
-	KEYWORDS="~amd64"
+	KEYWORDS="~amd64 ~arm64"
 fi
 
 DESCRIPTION="Loop block driver with loop-AES compatible AES encryption built in"
@@ -18,11 +18,12 @@ HOMEPAGE="https://example.org/aesloop/"
 
 LICENSE="GPL-2"
 SLOT="0"
-IUSE="aes-ni cpu_flags_x86_aes keyscrub"
-# The AES-NI code is x86 assembly.
+IUSE="aes-ni cpu_flags_arm_aes cpu_flags_x86_aes keyscrub"
+# The AES-NI code is x86 assembly, the ARMv8 Crypto Extensions code arm64's.
 REQUIRED_USE="
 	aes-ni? ( || ( amd64 x86 ) )
 	cpu_flags_x86_aes? ( || ( amd64 x86 ) )
+	cpu_flags_arm_aes? ( arm64 )
 "
 # The project's "make check" boots Debian kernels in QEMU as root: not for here.
 RESTRICT="test"
@@ -62,6 +63,12 @@ src_compile() {
 		# loop/Kbuild builds the AES-NI code by default on amd64.
 		modargs+=( INTELAES=n )
 	fi
+	if use cpu_flags_arm_aes; then
+		modargs+=( ARM64AES=y )
+	else
+		# loop/Kbuild builds the ARMv8 Crypto Extensions code by default on arm64.
+		modargs+=( ARM64AES=n )
+	fi
 	if use keyscrub; then
 		modargs+=( KEYSCRUB=y )
 	fi
@@ -98,6 +105,11 @@ pkg_postinst() {
 	if use aes-ni || use cpu_flags_x86_aes; then
 		elog "With the AES-NI code built in, the module picks it at load time when the"
 		elog "CPU has AES-NI, and the generic C code otherwise."
+	fi
+	if use cpu_flags_arm_aes; then
+		elog "With the ARMv8 Crypto Extensions code built in, the module picks it at"
+		elog "load time when the CPU has the AES instructions (aes_impl=arm64-ce), and"
+		elog "the generic C code otherwise (Raspberry Pi 4 and older, for one)."
 	fi
 	elog
 	elog "Encrypted loops are set up with app-crypt/aesloop-losetup's programs"

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * asm-offsets.h - the layout of struct aes_key (aes/aes.h) and of a sector
- * as the aes-intel assembly reads them.  aes-intel.c checks the offsets
- * against the struct at compile time.
+ * as the assembly of aes-intel/ and aes-arm64/ reads them.  engines.c checks
+ * the offsets against the struct at compile time.
  */
 #ifndef AESLOOP_ASM_OFFSETS_H
 #define AESLOOP_ASM_OFFSETS_H
