@@ -27,6 +27,8 @@
 #                        (2.38.1, Debian bookworm's, in build/bin)
 #   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
 #                        build/ul-2.41/bin
+#   make losetup-arm64   make losetup's programs cross-built for the arm64 test
+#                        guest, in build/ul-arm64/bin (libssl-dev:arm64)
 #   make check-host      host tests (also under ASan and UBSan)
 #   make bench           MB/s of every crypto path against OpenSSL and aespipe
 #                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
@@ -134,7 +136,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 host-tests check-host bench bench-io bench-kernel vm-tools check check-full check-debug check-uml demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools check check-full check-debug check-uml demo clean \
 	dist manifest
 
 all: userspace module
@@ -387,6 +389,13 @@ losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
 $(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
 			      $(call UL_SERIES_PATCHES,2.41) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
+
+# The same programs (2.38) cross-built for the arm64 test guest (needs libssl-dev:arm64).
+losetup-arm64: $(BUILD)/ul-arm64/bin/losetup
+
+$(BUILD)/ul-arm64/bin/losetup: patches/build-losetup.sh patches/series.sh \
+			       $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+	UL_HOST=aarch64-linux-gnu patches/build-losetup.sh $(BUILD)/ul-arm64
 
 check:
 	tests/check.sh

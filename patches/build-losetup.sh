@@ -4,7 +4,11 @@
 # and BUILD_DIR/bin/swapoff.
 #
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
+#   UL_HOST=aarch64-linux-gnu patches/build-losetup.sh build/ul-arm64
 #
+# UL_HOST: a cross build for that GNU triplet (configure --host, CC
+# UL_HOST-gcc unless CC is given; its libcrypto from the multiarch
+# libssl-dev:ARCH), e.g. the arm64 test guest's programs (make losetup-arm64).
 # SERIES is the util-linux series (patches/series.sh has the table): 2.38
 # (the default; Debian bookworm's 2.38.1, what make losetup builds in build/)
 # or 2.41 (Debian trixie's 2.41.x, what make losetup-2.41 builds in
@@ -60,7 +64,8 @@ have_series=$(cat "$series_mark" 2>/dev/null ||
 	{ [ ! -e "$build/bin/losetup" ] || echo "$ul_default_series"; })
 [ -z "$have_series" ] || [ "$have_series" = "$ul_series" ] ||
 	die "$build/bin has util-linux $have_series's programs: give $ul_series a BUILD_DIR of its own (e.g. $top/$ul_build_name)"
-cc=${CC:-gcc}
+ul_host=${UL_HOST:-}
+cc=${CC:-${ul_host:+$ul_host-}gcc}
 jobs=$(nproc 2>/dev/null || echo 2)
 
 [ -f "$ul_series_file" ] || die "$ul_series_file: no such series file"
@@ -82,6 +87,7 @@ configure_args=(
 	--without-ncursesw --without-ncurses --without-readline
 	--without-selinux --without-audit --without-cap-ng --without-libz
 	--without-libmagic --without-user --without-btrfs --without-econf
+	${ul_host:+--host=$ul_host}
 	# AESLOOP_VERSION: --version names aesloop's (version-help-name-aesloop.patch).
 	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/tools -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
 	# -z now: no lazy symbol binding, whose register save area on the
@@ -176,9 +182,18 @@ if grep -E 'warning:' "$work/make.log" |
 	die "the patched sources compile with warnings (see $work/make.log)"
 fi
 
+# The libraries a program needs: ldd's list, or for a cross build (which ldd
+# cannot run) its ELF NEEDED entries.
+needed() {
+	if [ -z "$ul_host" ]; then
+		ldd "$1" | awk '{print $1}'
+	else
+		"$ul_host-readelf" -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
+	fi
+}
 for p in "${programs[@]}"; do
-	libs=$(ldd "$src/$p" | awk '{print $1}' |
-		grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^libc\.so' -e '^libcrypto\.so' || true)
+	libs=$(needed "$src/$p" |
+		grep -v -e '^linux-vdso' -e '^/lib64/ld-linux' -e '^ld-linux' -e '^libc\.so' -e '^libcrypto\.so' || true)
 	[ -z "$libs" ] || die "$p needs more than glibc and libcrypto: $libs"
 	install -D -m 0755 "$src/$p" "$build/bin/$p"
 done

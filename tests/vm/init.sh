@@ -6,7 +6,8 @@
 #
 # Two serial ports: ttyS0 is the console (kernel messages and the script's output, which the
 # host shows and logs); ttyS1 carries only marker lines and the dmesg dump, so the host reads
-# results that kernel messages cannot split.
+# results that kernel messages cannot split.  The arm64 guest's are ttyAMA0 and a virtio
+# console, hvc0 (run.sh's aesloop.channel=hvc0: the virt machine has one UART).
 set -uo pipefail
 
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin
@@ -52,6 +53,24 @@ mount -t tmpfs -o mode=755 tmpfs /run
 mkdir -p /run/cryptsetup /run/lock
 hostname aesloop-vm
 
+# Boot options from run.sh: aesloop.job=PATH (relative to the project share), aesloop.channel=.
+job=
+read -r -a cmdline </proc/cmdline
+for opt in "${cmdline[@]}"; do
+	case "$opt" in
+	aesloop.job=*) job=${opt#aesloop.job=} ;;
+	aesloop.channel=*) channel=/dev/${opt#aesloop.channel=} ;;
+	esac
+done
+# A virtio console's driver is a module, and its port appears once QEMU has answered.
+if [ ! -e "$channel" ]; then
+	modprobe -a virtio_pci virtio_console || say "could not load the virtio console modules"
+	for _ in $(seq 100); do
+		[ ! -e "$channel" ] || break
+		sleep 0.1
+	done
+fi
+
 # Keep the channel port open for the whole run, so each marker's open is cheap; scripts do not
 # inherit this descriptor.
 stty -F "$channel" raw -echo 2>/dev/null
@@ -86,15 +105,6 @@ kmemleak_scan() {
 			rec = ""
 		}' "$f"
 }
-
-# Boot options from run.sh: aesloop.job=PATH (relative to the project share).
-job=
-read -r -a cmdline </proc/cmdline
-for opt in "${cmdline[@]}"; do
-	case "$opt" in
-	aesloop.job=*) job=${opt#aesloop.job=} ;;
-	esac
-done
 
 # A task stuck in D state (a deadlock) is reported after 30 s instead of
 # 120 s, so that guest-dmesg catches it within a test's run.

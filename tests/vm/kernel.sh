@@ -1,11 +1,14 @@
 #!/bin/bash
 # Usage: tests/vm/kernel.sh SERIES
 #   SERIES: 6.1 (bookworm's kernel), 6.12 (bookworm-security's linux-6.12), 7.3 (trixie-backports),
-#   a series with a flavour (7.3-rt: PREEMPT_RT), or an exact kernel release such as
-#   6.1.0-57-amd64 or 7.3.4+deb13-rt-amd64.
+#   a series with a flavour (7.3-rt: PREEMPT_RT), an arm64 series (6.1-arm64, 7.3-arm64,
+#   7.3-rt-arm64), or an exact kernel release such as 6.1.0-57-amd64, 7.3.4+deb13-rt-amd64 or
+#   6.1.0-57-arm64.
 # bookworm's series come from the host's apt lists; trixie's (+deb13 releases) from a private apt
-# state under build/apt/trixie-backports, so the host's sources are never touched.
-# Fetches the current Debian amd64 kernel of that series and turns it into a root tree under
+# state under build/apt/trixie-backports, so the host's sources are never touched.  arm64
+# kernels come from private arm64 apt states (apt-arm64.sh), with the amd64 kbuild helpers of
+# the same upload, so that modules cross-build against them here (kmake.sh, ARCH=arm64).
+# Fetches the current Debian kernel of that series and turns it into a root tree under
 # build/kernel/KVER/ that a guest can boot (boot/vmlinuz-KVER), that modules can be taken from
 # (lib/modules/KVER, with modules.dep) and that out-of-tree modules build against:
 #   make -C build/kernel/KVER/lib/modules/KVER/build M=DIR modules
@@ -23,14 +26,18 @@ die() { say "$*"; exit 1; }
 [ $# -eq 1 ] || die "usage: $0 SERIES (6.1, 6.12, 7.3, 7.3-rt or an exact release like 6.1.0-57-amd64)"
 series=$1
 
-# SERIES as NUMBER[-FLAVOUR]: the flavour's package suffix (amd64, rt-amd64, cloud-amd64).
+# SERIES as NUMBER[-FLAVOUR][-arm64]: the flavour's package suffix (amd64, rt-amd64,
+# cloud-amd64, arm64, rt-arm64).  An exact release names its architecture at its end.
 exact=
-if [[ "$series" =~ ^([0-9]+\.[0-9]+)(-(rt|cloud))?$ ]]; then
+arch=amd64
+if [[ "$series" =~ ^([0-9]+\.[0-9]+)(-(rt|cloud))?(-arm64)?$ ]]; then
 	number=${BASH_REMATCH[1]}
-	flavour=${BASH_REMATCH[3]:+${BASH_REMATCH[3]}-}amd64
+	[ -z "${BASH_REMATCH[4]}" ] || arch=arm64
+	flavour=${BASH_REMATCH[3]:+${BASH_REMATCH[3]}-}$arch
 else
 	exact=$series
 	number=${series%%.[0-9]*-*}
+	[[ "$exact" != *-arm64 ]] || arch=arm64
 fi
 
 # Where the series is published. bookworm's kernels (6.x) are in the host's lists; trixie's
@@ -38,15 +45,30 @@ fi
 apt_opts=()
 lists=/var/lib/apt/lists
 private=0
+suite=bookworm
 if [[ "$series" == *+deb13-* ]] || [[ -z "$exact" && "${number%%.*}" -ge 7 ]]; then
 	# shellcheck source=tests/vm/apt-trixie.sh
 	. "$top/tests/vm/apt-trixie.sh"
 	apt_opts=("${trixie_apt_opts[@]}")
 	lists=$trixie_lists
 	private=1
+	suite=trixie-backports
+fi
+# The kbuild helpers (modpost, fixdep) run on this host: always the amd64 package, from the
+# amd64 lists of the suite; everything else from the kernel's architecture.
+kbuild_apt_opts=("${apt_opts[@]}")
+if [ "$arch" = arm64 ]; then
+	# shellcheck source=tests/vm/apt-arm64.sh
+	. "$top/tests/vm/apt-arm64.sh"
+	arm64_apt "$suite"
+	apt_opts=("${arm64_apt_opts[@]}")
+	lists=$arm64_lists
 fi
 apt_cache() { apt-cache "${apt_opts[@]}" "$@"; }
-refresh_private_lists() { [ "$private" = 0 ] || trixie_refresh; }
+refresh_private_lists() {
+	[ "$private" = 0 ] || trixie_refresh
+	[ "$arch" != arm64 ] || arm64_refresh
+}
 
 # apt knows a package when it has a candidate version (old point releases stay listed without one).
 # (The output is read whole: grep -q would close the pipe early and, under pipefail, turn
@@ -84,7 +106,7 @@ resolve_kver() {
 		fi
 	done < <(apt_cache pkgnames "linux-image-$number." |
 		sed -n "s/^linux-image-\(${number//./\\.}\.[0-9][0-9.+a-z-]*-$flavour\)\$/\1/p" |
-		{ if [ "$flavour" = amd64 ]; then grep -v -e '-cloud-' -e '-rt-'; else cat; fi; } | sort -rV)
+		{ if [ "$flavour" = "$arch" ]; then grep -v -e '-cloud-' -e '-rt-'; else cat; fi; } | sort -rV)
 	return 1
 }
 
@@ -121,14 +143,29 @@ want_packages() {
 		sort -u
 }
 
+# An arm64 kernel's kbuild helpers are the amd64 package of its own upload: the version of
+# its headers, which the amd64 lists must have too.
+foreign_kbuild() { [ "$arch" != amd64 ] && [[ "$1" == linux-kbuild-* ]]; }
+
+# The version of PKG to fetch: its candidate (see foreign_kbuild for the exception).
+pkg_version() {
+	local ver
+	if foreign_kbuild "$1"; then
+		ver=$(apt_cache policy "linux-headers-$kver" | sed -n 's/^  Candidate: //p')
+	else
+		ver=$(apt_cache policy "$1" | sed -n 's/^  Candidate: //p')
+	fi
+	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
+		die "no candidate version for $1 (try: apt-get update)"
+	fi
+	echo "$ver"
+}
+
 # The .deb of PKG's candidate version in build/debs. Exact versions matter: linux-kbuild-6.1
 # keeps its name across kernel updates, so an older cached one must not be reused.
 deb_path() {
 	local ver
-	ver=$(apt_cache policy "$1" | sed -n 's/^  Candidate: //p')
-	if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-		die "no candidate version for $1 (try: apt-get update)"
-	fi
+	ver=$(pkg_version "$1") || exit 1
 	# apt writes an epoch's ':' as %3a in file names; the architecture part is amd64 or all.
 	local found
 	found=$(compgen -G "$debs/${1}_${ver//:/%3a}_*.deb" || true)
@@ -144,9 +181,14 @@ fetch() {
 			continue
 		fi
 		say "downloading $pkg"
+		local opts=("${apt_opts[@]}") spec=$pkg
+		if foreign_kbuild "$pkg"; then
+			opts=("${kbuild_apt_opts[@]}")
+			spec="$pkg=$(pkg_version "$pkg")"
+		fi
 		# apt-get download writes into the current directory; its _apt sandbox warning is noise.
-		(cd "$debs" && apt-get "${apt_opts[@]}" download -q "$pkg" 2>&1 | grep -v -e '^W: Download is performed unsandboxed' >&2) ||
-			die "apt-get download $pkg failed (try: apt-get update)"
+		(cd "$debs" && apt-get "${opts[@]}" download -q "$spec" 2>&1 | grep -v -e '^W: Download is performed unsandboxed' >&2) ||
+			die "apt-get download $spec failed (try: apt-get update)"
 		have=$(deb_path "$pkg")
 		[ -n "$have" ] || die "apt-get download $pkg produced no .deb"
 	done
@@ -246,6 +288,8 @@ fix_paths
 # The image package ships no modules.dep; modprobe -d and the guest need one.
 depmod -b "$tree" "$kver"
 echo "${compiler:-gcc}" >"$tree/.aesloop-compiler"
+# The kernel's architecture, for kmake.sh (a cross build), mkinitramfs.sh and run.sh.
+echo "$arch" >"$tree/.aesloop-arch"
 printf '%s\n' "${pkgs[@]}" >"$stamp"
 remember
 say "ready: ${tree#"$top"/}"

@@ -7,6 +7,9 @@
 # make runs here; otherwise in a build root of the kernel's distribution (mmdebstrap, cached
 # under build/buildroot/SUITE), with the checkout bind-mounted at its own path so that every
 # path means the same inside and out.  The build root needs root (chroot, mount).
+# An arm64 tree (kernel.sh's .aesloop-arch) is a cross build: ARCH=arm64 and the kernel's gcc
+# for aarch64-linux-gnu (bookworm's gcc-12-aarch64-linux-gnu here, trixie's gcc-14 cross
+# compiler in a build root of its own); its kbuild helpers are amd64 (kernel.sh).
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -19,6 +22,17 @@ shift
 tree="$top/build/kernel/$kver"
 [ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
 compiler=$(cat "$tree/.aesloop-compiler" 2>/dev/null || echo gcc)
+arch=$(cat "$tree/.aesloop-arch" 2>/dev/null || echo amd64)
+cross=
+case "$arch" in
+amd64) ;;
+arm64)
+	# Debian's headers name the compiler as $(CROSS_COMPILE)gcc-N (.kernelvariables).
+	cross=aarch64-linux-gnu-
+	set -- ARCH=arm64 CROSS_COMPILE="$cross" "$@"
+	;;
+*) die "$tree: no cross build known for architecture $arch" ;;
+esac
 # A User-Mode Linux tree (tests/uml/kernel.sh): kbuild reads ARCH=um from make's command
 # line, which make hands on to the kernel's own makefiles.
 [ ! -x "$tree/boot/linux-$kver" ] || set -- ARCH=um "$@"
@@ -33,7 +47,7 @@ checkout_lock() {
 }
 
 cd "$top"
-if command -v "$compiler" >/dev/null; then
+if command -v "$cross$compiler" >/dev/null; then
 	checkout_lock
 	exec make "$@"
 fi
@@ -41,13 +55,18 @@ fi
 # The Debian release whose gcc this is.
 case "$compiler" in
 gcc-14) suite=trixie libs="libelf1t64 libssl3t64" ;;
-*) die "no build root known for $compiler (the compiler of $kver)" ;;
+*) die "no build root known for $cross$compiler (the compiler of $kver)" ;;
 esac
 root="$top/build/buildroot/$suite"
 # gcc: the top Makefile asks $(CC) (cc) for the target; xz-utils: modules_install
 # compresses as the kernel's configuration says (7.x: xz).  The stamp holds this list, so
 # a build root made from an older one is made again.
 include="$compiler,gcc,make,libc6-dev,binutils,bc,kmod,zlib1g,pahole,xz-utils,${libs// /,}"
+# A cross compiler in a build root of its own, so that the native one is not made again.
+if [ -n "$cross" ]; then
+	root="$root-$arch"
+	include+=",$compiler-${cross%-},binutils-${cross%-}"
+fi
 if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 	mkdir -p "$top/build/buildroot"
 	exec 8>"$top/build/buildroot/.lock"

@@ -11,6 +11,11 @@
 # build of patches/build-losetup.sh (run.sh -U sets it); the stock one when it is not built.
 # Rebuilds only when an input changed (this script, init.sh, the kernel tree, a program or
 # library, the patched losetup); otherwise it returns at once.
+# An arm64 kernel tree (kernel.sh's .aesloop-arch) gets arm64 programs instead of the host's:
+# those of the userland that userland.sh unpacks, with the libraries their ELF NEEDED entries
+# name (ldd cannot run them); its modules are tests/vm/guest-modules-arm64, its patched
+# losetup that of build/ul-arm64 (a cross build of patches/build-losetup.sh), its lazy
+# programs in build/vm/lazy-arm64.
 set -euo pipefail
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,13 +28,28 @@ out=$2
 tree="$top/build/kernel/$kver"
 moddir="$tree/lib/modules/$kver"
 [ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
+arch=$(cat "$tree/.aesloop-arch" 2>/dev/null || echo amd64)
+
+# Where the guest's programs come from: this host (sysroot empty), or a foreign userland.
+sysroot=
+suffix=
+modlist="$top/tests/vm/guest-modules"
+multiarch=x86_64-linux-gnu
+cross=
+if [ "$arch" != amd64 ]; then
+	sysroot=$("$top/tests/vm/userland.sh" "$arch") || die "userland.sh $arch failed"
+	suffix=-$arch
+	modlist="$top/tests/vm/guest-modules-$arch"
+	multiarch=aarch64-linux-gnu
+	cross=aarch64-linux-gnu-
+fi
 
 # Guest path of the lazy programs; run.sh shares the project root as /aesloop.
-lazy="$top/build/vm/lazy"
-lazy_guest=/aesloop/build/vm/lazy
+lazy="$top/build/vm/lazy$suffix"
+lazy_guest=/aesloop/build/vm/lazy$suffix
 
-# Kernel modules for the tests: tests/vm/guest-modules.
-mapfile -t modules < <(sed -e 's/#.*//' "$top/tests/vm/guest-modules" | tr -s ' \t' '\n' | grep .)
+# Kernel modules for the tests: tests/vm/guest-modules (-ARCH).
+mapfile -t modules < <(sed -e 's/#.*//' "$modlist" | tr -s ' \t' '\n' | grep .)
 
 # Programs packed into the initramfs: "SOURCE DEST [LINK...]" (links sit beside DEST).
 programs=(
@@ -56,15 +76,79 @@ programs=(
 optional_programs=(/usr/sbin/dmsetup /usr/bin/aespipe)
 lazy_programs=(/usr/bin/fio /usr/bin/gpg /usr/bin/gpg-agent)
 # glibc loads libgcc_s itself when a thread is cancelled (libcryptsetup runs threads).
-extra_libs=(/lib/x86_64-linux-gnu/libgcc_s.so.1)
+extra_libs=("/lib/$multiarch/libgcc_s.so.1")
 
-ul_build=${AESLOOP_UL_BUILD:-build}
+ul_default=build
+[ "$arch" = amd64 ] || ul_default=build/ul-$arch
+ul_build=${AESLOOP_UL_BUILD:-$ul_default}
 [[ "$ul_build" == /* ]] || ul_build=$top/$ul_build
 patched_losetup="$ul_build/bin/losetup"
+
+# The host file behind a guest path: the path itself, or in a foreign userland the file it
+# names there, symbolic links (absolute ones too) followed inside that root.  bookworm's
+# packages are not merged-/usr (bash is /bin/bash), so /usr/bin/X is also looked for as /bin/X.
+src_of() {
+	if [ -z "$sysroot" ] || [[ "$1" == "$top"/* ]]; then
+		echo "$1"
+		return
+	fi
+	local p cand n
+	for cand in "$1" "${1#/usr}"; do
+		p=$cand n=0
+		while [ -L "$sysroot$p" ] && [ $((n += 1)) -lt 40 ]; do
+			local t
+			t=$(readlink "$sysroot$p")
+			case "$t" in
+			/*) p=$t ;;
+			*) p=$(dirname "$p")/$t ;;
+			esac
+		done
+		if [ -e "$sysroot$p" ]; then
+			echo "$sysroot$p"
+			return
+		fi
+	done
+	echo "$sysroot$1"
+}
+
+# The libraries of foreign programs: the closure of their ELF NEEDED entries, searched in the
+# file's RUNPATH and the userland's library folders, and their interpreter at the path they
+# name; guest paths, one a line.
+elf_libs_of() {
+	local todo=("$@") seen=" " f name dir found elf runpath
+	while [ "${#todo[@]}" -gt 0 ]; do
+		f=${todo[0]}
+		todo=("${todo[@]:1}")
+		elf=$("${cross}readelf" -dl "$f" 2>/dev/null)
+		runpath=$(sed -n 's/^.*(R\(UN\)\{0,1\}PATH).*: \[\(.*\)\]$/\2/p' <<<"$elf" | tr ':' ' ')
+		while read -r name; do
+			[[ "$seen" != *" $name "* ]] || continue
+			seen+="$name "
+			found=
+			[[ "$name" != /* ]] || found=$name
+			# shellcheck disable=SC2086 # RUNPATH's folders, split at the ':'
+			for dir in $runpath "/lib/$multiarch" "/usr/lib/$multiarch" /lib /usr/lib; do
+				[ -z "$found" ] || break
+				if [ -e "$(src_of "$dir/$name")" ]; then
+					found=$dir/$name
+					break
+				fi
+			done
+			[ -n "$found" ] || die "$f: library $name missing in $sysroot"
+			echo "$found"
+			todo+=("$(src_of "$found")")
+		done < <(sed -n -e 's/^.*(NEEDED).*Shared library: \[\(.*\)\]$/\1/p' \
+				-e 's|^.*\[Requesting program interpreter: \(/.*\)\]$|\1|p' <<<"$elf")
+	done | sort -u
+}
 
 # Libraries ldd lists for the given programs, one path a line.
 libs_of() {
 	local prog line
+	if [ -n "$sysroot" ]; then
+		for prog in "$@"; do src_of "$prog"; done | { mapfile -t progs; elf_libs_of "${progs[@]}"; }
+		return
+	fi
 	for prog in "$@"; do
 		while IFS= read -r line; do
 			case "$line" in
@@ -77,7 +161,7 @@ libs_of() {
 	done | sort -u
 }
 
-present() { [ -e "$1" ]; }
+present() { [ -e "$(src_of "$1")" ]; }
 
 main_progs=()
 for entry in "${programs[@]}"; do
@@ -88,6 +172,12 @@ for entry in "${programs[@]}"; do
 	fi
 	main_progs+=("$src")
 done
+if [ -x "$patched_losetup" ] && [ -n "$sysroot" ] &&
+	! LC_ALL=C readelf -h "$patched_losetup" | grep -q 'Machine:.*AArch64'; then
+	[ -z "${AESLOOP_UL_BUILD:-}" ] || die "$patched_losetup is not an $arch program"
+	say "warning: $patched_losetup is not an $arch program; the guest's losetup is the stock one"
+	patched_losetup=/nonexistent
+fi
 if [ -x "$patched_losetup" ]; then
 	main_progs+=("$patched_losetup")
 elif [ -n "${AESLOOP_UL_BUILD:-}" ]; then
@@ -117,9 +207,12 @@ mkdir -p "$top/build/vm" "$(dirname "$out")"
 exec 8>"$top/build/vm/.mkinitramfs.lock"
 flock 8
 
-want=$(fingerprint "$top/tests/vm/init.sh" "$top/tests/vm/guest-modules" "$tree/.aesloop-tree-ok" /usr/bin/busybox /etc/mke2fs.conf \
-	"${main_progs[@]}" "${main_libs[@]}")
-want_lazy=$(fingerprint "${lazy_progs[@]}" "${lazy_libs[@]}" "${main_libs[@]}")
+# The host files behind guest paths (see src_of).
+srcs_of() { local p; for p in "$@"; do src_of "$p"; done; }
+mapfile -t main_files < <(srcs_of /usr/bin/busybox /etc/mke2fs.conf "${main_progs[@]}" "${main_libs[@]}")
+mapfile -t lazy_files < <(srcs_of "${lazy_progs[@]}" "${lazy_libs[@]}" "${main_libs[@]}")
+want=$(fingerprint "$top/tests/vm/init.sh" "$modlist" "$tree/.aesloop-tree-ok" "${main_files[@]}")
+want_lazy=$(fingerprint "${lazy_files[@]}")
 if [ -f "$out" ] && [ "$(cat "$out.inputs" 2>/dev/null)" = "$want" ] &&
 	[ "$(cat "$lazy/.inputs" 2>/dev/null)" = "$want_lazy" ]; then
 	exit 0
@@ -139,7 +232,7 @@ printf 'root:x:0:0:root:/root:/bin/bash\n' >"$stage/etc/passwd"
 printf 'root:x:0:\n' >"$stage/etc/group"
 : >"$stage/etc/fstab"
 # Without its configuration mke2fs falls back to ext2-era defaults.
-cp /etc/mke2fs.conf "$stage/etc/"
+cp "$(src_of /etc/mke2fs.conf)" "$stage/etc/"
 
 # Copies a host file to the same path in the merged-/usr stage.
 put() {
@@ -148,7 +241,7 @@ put() {
 	/bin/* | /sbin/* | /lib/* | /lib64/*) dst=/usr$dst ;;
 	esac
 	mkdir -p "$(dirname "$stage$dst")"
-	cp -L --remove-destination "$1" "$stage$dst"
+	cp -L --remove-destination "$(src_of "$1")" "$stage$dst"
 }
 
 # busybox first, so that the real programs below replace the applets they shadow.
@@ -159,7 +252,12 @@ while read -r applet; do
 	/bin/* | /sbin/*) applet=/usr$applet ;;
 	esac
 	[ -e "$stage$applet" ] || ln -s /usr/bin/busybox "$stage$applet"
-done < <(/usr/bin/busybox --list-full)
+done < <(if [ -n "$sysroot" ]; then
+	# A static program: qemu-user runs it without the userland's libraries.
+	"qemu-${multiarch%%-*}" "$(src_of /usr/bin/busybox)" --list-full
+else
+	/usr/bin/busybox --list-full
+fi)
 
 for entry in "${programs[@]}"; do
 	read -r src dst links <<<"$entry"
@@ -175,7 +273,7 @@ for entry in "${programs[@]}"; do
 done
 if [ -x "$patched_losetup" ]; then
 	# Its debug information is only weight here (there is no debugger in the guest).
-	strip --strip-debug -o "$stage/usr/sbin/losetup" "$patched_losetup"
+	"${cross}strip" --strip-debug -o "$stage/usr/sbin/losetup" "$patched_losetup"
 else
 	ln -sfn losetup.stock "$stage/usr/sbin/losetup"
 fi
@@ -197,9 +295,11 @@ done
 if [ "$(cat "$lazy/.inputs" 2>/dev/null)" != "$want_lazy" ]; then
 	rm -rf "$lazy"
 	mkdir -p "$lazy/bin" "$lazy/lib"
-	cp -L "${lazy_progs[@]}" "$lazy/bin/"
+	for src in "${lazy_progs[@]}"; do
+		cp -L "$(src_of "$src")" "$lazy/bin/$(basename "$src")"
+	done
 	for lib in "${lazy_libs[@]}"; do
-		[[ " ${main_libs[*]} " == *" $lib "* ]] || cp -L "$lib" "$lazy/lib/"
+		[[ " ${main_libs[*]} " == *" $lib "* ]] || cp -L "$(src_of "$lib")" "$lazy/lib/$(basename "$lib")"
 	done
 	echo "$want_lazy" >"$lazy/.inputs"
 fi

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Runs one script inside a QEMU (TCG) guest with a Debian kernel and the loop.ko under test,
 # or inside a User-Mode Linux guest (tests/uml/kernel.sh), which runs on this machine's cores.
+# An arm64 kernel (kernel.sh 6.1-arm64) boots in qemu-system-aarch64's virt machine, with an
+# arm64 userland (userland.sh); the tests' programs are build/arm64/vm-tools there (lib.sh).
 set -euo pipefail
 
 usage() {
@@ -21,10 +23,12 @@ name on the guest's PATH. Guest scripts source /aesloop/tests/vm/lib.sh to repor
 Options:
   -k KVER     guest kernel: a release unpacked by kernel.sh, or a series (6.1, 6.12) that is
               fetched on demand; default: the current 6.1 release; uml-6.1 or uml-7.3 (or
-              the release, e.g. 7.3.4-aesloop-uml): a User-Mode Linux kernel, built on demand
+              the release, e.g. 7.3.4-aesloop-uml): a User-Mode Linux kernel, built on demand;
+              an arm64 kernel (6.1-arm64, 7.3-arm64, 6.1.0-57-arm64): an arm64 guest (TCG)
   -c CPU      QEMU CPU model (default max: AES-NI, PCLMULQDQ, AVX2 and VAES, but
               QEMU 7.2 computes VAES on ymm wrongly and has no AVX-512, so an
-              INTELAES=y module picks aesni there; qemu64 has no AES-NI)
+              INTELAES=y module picks aesni there; qemu64 has no AES-NI; arm64: every
+              model of QEMU 7.2 (max, cortex-a53, ...) has the ARMv8 Crypto Extensions)
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
   -e NAME=VAL set an environment variable for the guest script (repeatable),
@@ -128,6 +132,14 @@ elif [ ! -f "$top/build/kernel/$kver/.aesloop-tree-ok" ]; then
 	kver=$("$top/tests/vm/kernel.sh" "$kver") || die "kernel.sh $kver failed"
 fi
 vmlinuz="$top/build/kernel/$kver/boot/vmlinuz-$kver"
+arch=$(cat "$top/build/kernel/$kver/.aesloop-arch" 2>/dev/null || echo amd64)
+# The arm64 guest's patched util-linux is a cross build of its own (patches/build-losetup.sh
+# into build/ul-arm64); without it the guest has util-linux's stock losetup.
+arm64_stock_ul=0
+if [ "$arch" = arm64 ] && [ "$ul_build" = build ]; then
+	ul_build=build/ul-arm64
+	[ -x "$top/$ul_build/bin/losetup" ] || arm64_stock_ul=1
+fi
 uml="$top/build/kernel/$kver/boot/linux-$kver"
 if [ -x "$uml" ]; then
 	[ "$cpu" = max ] || die "-c $cpu: a UML guest runs on this machine's own CPU"
@@ -146,7 +158,7 @@ ul_abs=$(realpath -m -s "$ul_build")
 [[ "$ul_abs" == "$top"/* ]] || die "-U $ul_build: not a folder inside the project"
 ul_build=${ul_abs#"$top"/}
 initrd="$top/build/vm/initramfs-$kver.cpio.gz"
-if [ "$ul_build" = build ]; then
+if [ "$ul_build" = build ] || [ "$arm64_stock_ul" = 1 ]; then
 	unset AESLOOP_UL_BUILD
 else
 	[ -x "$ul_abs/bin/losetup" ] ||
@@ -225,6 +237,10 @@ if [ -z "$prefix" ]; then
 	prefix=${prefix%.sh}
 fi
 
+if [ "$arch" = arm64 ] && [ ! -x "$top/build/arm64/vm-tools/lo-ioctl" ]; then
+	say "warning: build/arm64/vm-tools is not built (make vm-tools CC=aarch64-linux-gnu-gcc BUILD=build/arm64)"
+fi
+
 # The job the guest's /init sources: bash assignments, quoted by printf %q.
 q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
 read -r -a params <<<"$modparams"
@@ -285,6 +301,21 @@ qemu=(
 	-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
 	-virtfs "local,path=$share,mount_tag=share,security_model=none"
 )
+# arm64: the virt machine, whose one UART (PL011, ttyAMA0) is the console; the result channel
+# is a virtio console port (hvc0), written by QEMU into the same file.  Its devices are PCI.
+if [ "$arch" = arm64 ]; then
+	qemu=(
+		qemu-system-aarch64 -M virt -accel "$tcg" -cpu "$cpu" -m "$mem_mib" -smp "$ncpus"
+		-nographic -no-reboot -nodefaults -no-user-config
+		-kernel "$vmlinuz" -initrd "$initrd"
+		-append "console=ttyAMA0 panic=-1 loglevel=4 log_buf_len=8M $lockup_args${kargs} aesloop.channel=hvc0 aesloop.job=${rundir#"$top"/}/job"
+		-serial mon:stdio
+		-device virtio-serial-pci -chardev "file,id=channel,path=$channel"
+		-device "virtconsole,chardev=channel"
+		-virtfs "local,path=$top,mount_tag=aesloop,security_model=none,readonly=on"
+		-virtfs "local,path=$share,mount_tag=share,security_model=none"
+	)
+fi
 if [ -n "$disk_mib" ]; then
 	truncate -s "${disk_mib}M" "$rundir/disk.img"
 	qemu+=(-drive "file=$rundir/disk.img,if=virtio,format=raw,cache=unsafe")
