@@ -44,6 +44,8 @@
 #                        kernel built from Debian's source (tests/check-debug.sh)
 #   make check-uml       t-plain, t-crypt, t-multikey, t-driver in User-Mode Linux
 #                        6.1 and 7.3, natively on this CPU (tests/check-uml.sh)
+#   make check-arm64     the arm64 host tests in qemu-aarch64, and the VM suites in
+#                        arm64 guests of 6.1 and 7.3 (tests/check-arm64.sh)
 #   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
 #   make deb             build/deb/aesloop-dkms_*.deb and aesloop-utils_*.deb (debian/)
 #   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
@@ -136,7 +138,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools check check-full check-debug check-uml demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml check-arm64 demo clean \
 	dist manifest
 
 all: userspace module
@@ -409,6 +411,9 @@ check-debug:
 check-uml:
 	tests/check-uml.sh
 
+check-arm64:
+	tests/check-arm64.sh
+
 demo:
 	tests/demo.sh
 
@@ -487,3 +492,7 @@ endif
 $(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h
 	@mkdir -p $(@D)
 	$(CC32) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $<
+
+# The same programs for the arm64 test guest (tests/vm/lib.sh finds them there).
+vm-tools-arm64:
+	$(MAKE) vm-tools CC=aarch64-linux-gnu-gcc BUILD=$(BUILD)/arm64

@@ -152,13 +152,14 @@ fi
 
 # --- 3. aesloop's key setup and AES, from this tree --------------------------
 # The Makefile's own list of sources (LIB_SRCS, TOOL_SRCS) and warnings, with
-# hardening flags; no AES-NI code (INTELAES=n): these programs derive keys,
-# the driver encrypts.  The make that may have run this script passes none
-# of its flags down (MAKEFLAGS): its BUILD or INTELAES are not this build's.
+# hardening flags; no engine of the CPU's own (INTELAES=n, ARM64AES=n): these
+# programs derive keys, the driver encrypts.  The make that may have run this
+# script passes none of its flags down (MAKEFLAGS): its BUILD or INTELAES are
+# not this build's.
 obj=$work/aesloop
 # libmount's header is the tree's own, the library the programs link.
 env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s --no-print-directory \
-	-j"$jobs" BUILD="$obj" CC="$cc" INTELAES=n MOUNT_CFLAGS="-I$src/libmount/src" \
+	-j"$jobs" BUILD="$obj" CC="$cc" INTELAES=n ARM64AES=n MOUNT_CFLAGS="-I$src/libmount/src" \
 	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2" "$obj/libaesloop.a" ||
 	die "building aesloop's library failed"
 
