@@ -481,12 +481,12 @@ $(BUILD)/vm-tools/%: tests/vm/%.c loop/aesloop_uapi.h
 	$(CC) $(WARN) $(CFLAGS) -D_GNU_SOURCE -static -o $@ $< $(VM_LDLIBS)
 
 # The same, as a 32-bit program: the driver's compat_ioctl path.  Built by
-# the target's own compiler with -m32 on x86_64; for arm64 (AArch32 programs)
-# by Debian's armhf cross compiler.
+# Debian's cross compilers: i686 for x86_64 (gcc-multilib would do, but it
+# conflicts with every cross compiler), armhf for arm64 (AArch32 programs).
 ifneq ($(filter aarch64-%,$(shell $(CC) -dumpmachine)),)
 CC32 ?= arm-linux-gnueabihf-gcc
 else
-CC32 ?= $(CC) -m32
+CC32 ?= i686-linux-gnu-gcc
 endif
 
 $(BUILD)/vm-tools/%32: tests/vm/%.c loop/aesloop_uapi.h

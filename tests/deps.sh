@@ -5,7 +5,11 @@ set -euo pipefail
 
 packages=(
 	# build: userspace library, tools, the kernel module (kbuild helpers) and util-linux
-	build-essential gcc-multilib make pkg-config bc flex bison libelf-dev libssl-dev
+	build-essential make pkg-config bc flex bison libelf-dev libssl-dev
+	# the 32-bit ioctl caller of the VM tests (lo-ioctl32): Debian's i686 cross
+	# compiler, not gcc-multilib, which conflicts with every cross compiler (the
+	# arm64 tier's among them)
+	gcc-i686-linux-gnu libc6-dev-i386-cross
 	# libmount: mount option and fstab parsing in tools/aesloop-util.c (host tests)
 	libmount-dev
 	dpkg-dev xz-utils zstd pahole python3
@@ -50,7 +54,7 @@ arm64_deps() {
 		qemu-user qemu-system-arm libc6:arm64 libssl-dev:arm64 \
 		libasan8:arm64 libubsan1:arm64 \
 		libmount-dev:arm64; do
-		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+		dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' ||
 			missing+=("$p")
 	done
 	[ "${#missing[@]}" -gt 0 ] || return 0
@@ -62,7 +66,7 @@ arm64_deps() {
 
 missing=()
 for p in "${packages[@]}"; do
-	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed$' ||
+	dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -qx 'install ok installed' ||
 		missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
