@@ -133,16 +133,6 @@ bool aesloop_arch_cpu_has(unsigned int path, const char **why)
 static_assert(LOOP_AES_BATCH <= AESLOOP_ARM64_NEON_SECTORS,
 	      "a batch fits in one NEON section");
 
-static bool one_key(const struct aes_key *const *keys, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 1; i < n; i++)
-		if (keys[i] != keys[0])
-			return false;
-	return true;
-}
-
 static void ce_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		       u8 *dst, const u8 *src, unsigned int nsect)
 {
@@ -152,7 +142,7 @@ static void ce_encrypt(const struct aes_key *const *keys, const u8 *ivs,
 		loop_aes_generic_engine.cbc_encrypt(keys, ivs, dst, src, nsect);
 		return;
 	}
-	if (one_key(keys, nsect))
+	if (loop_aes_one_key(keys, nsect))
 		aesloop_cbc_enc1_ce(keys[0], ivs, dst, src, nsect);
 	else
 		aesloop_cbc_enc_ce(keys, ivs, dst, src, nsect);
@@ -187,24 +177,13 @@ static void ce_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 	simd_end(&s);
 }
 
-/* The generic C MD5, one sector after the other (see the top). */
-static void scalar_ivs(const u32 seed[4], const u8 *data, u64 sector,
-		       u8 *ivs, unsigned int nsect)
-{
-	for (; nsect; nsect--, sector++) {
-		loop_aes_multi_iv(seed, data, sector, ivs);
-		data += LOOP_AES_SECTOR_SIZE;
-		ivs += AES_BLOCK_LEN;
-	}
-}
-
 static const struct loop_aes_engine arm64_engines[AESLOOP_ARM64_NR_PATHS] = {
 	[AESLOOP_ARM64_CE] = {
 		.name		= "arm64-ce",
 		.cbc_encrypt	= ce_encrypt,
 		.cbc_decrypt	= ce_decrypt,
 		.cbc_encrypt_gather = ce_encrypt_gather,
-		.multi_ivs	= scalar_ivs,
+		.multi_ivs	= loop_aes_multi_ivs,
 	},
 };
 

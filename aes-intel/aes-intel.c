@@ -230,16 +230,6 @@ static unsigned int fpu_chunk(unsigned int nsect, unsigned int max)
 	return nsect < max ? nsect : max;
 }
 
-static bool one_key(const struct aes_key *const *keys, unsigned int n)
-{
-	unsigned int i;
-
-	for (i = 1; i < n; i++)
-		if (keys[i] != keys[0])
-			return false;
-	return true;
-}
-
 static void generic_cbc(bool enc, const struct aes_key *const *keys,
 			const u8 *ivs, u8 *dst, const u8 *src,
 			unsigned int nsect)
@@ -257,23 +247,13 @@ static void generic_cbc(bool enc, const struct aes_key *const *keys,
 	}
 }
 
-static void scalar_ivs(const u32 seed[4], const u8 *data, u64 sector,
-		       u8 *ivs, unsigned int nsect)
-{
-	for (; nsect; nsect--, sector++) {
-		loop_aes_multi_iv(seed, data, sector, ivs);
-		data += LOOP_AES_SECTOR_SIZE;
-		ivs += AES_BLOCK_LEN;
-	}
-}
-
 static __always_inline void
 intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
 	      const u8 *ivs, u8 *dst, const u8 *src, unsigned int nsect)
 {
 	while (nsect) {
 		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
-		bool one = one_key(keys, n);
+		bool one = loop_aes_one_key(keys, n);
 
 		if (!simd_begin()) {
 			generic_cbc(true, keys, ivs, dst, src, nsect);
@@ -343,7 +323,7 @@ intel_ivs(md5_fn *md5, const u32 seed[4], const u8 *data, u64 sector,
 		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
 
 		if (!simd_begin()) {
-			scalar_ivs(seed, data, sector, ivs, nsect);
+			loop_aes_multi_ivs(seed, data, sector, ivs, nsect);
 			return;
 		}
 		md5(seed, data, sector, ivs, n);
@@ -444,7 +424,7 @@ static void aesni_ivs(const u32 seed[4], const u8 *data, u64 sector,
 	if (cpu_features() & HAS_AVX2)
 		intel_ivs(aesloop_md5_iv_avx2, seed, data, sector, ivs, nsect);
 	else
-		scalar_ivs(seed, data, sector, ivs, nsect);
+		loop_aes_multi_ivs(seed, data, sector, ivs, nsect);
 }
 
 /* VAES, AVX2 */
@@ -515,7 +495,7 @@ static const struct loop_aes_engine intel_engines[AESLOOP_INTEL_NR_PATHS] = {
 		.cbc_encrypt	= ssse3_encrypt,
 		.cbc_decrypt	= ssse3_decrypt,
 		.cbc_encrypt_gather = ssse3_encrypt_gather,
-		.multi_ivs	= scalar_ivs,
+		.multi_ivs	= loop_aes_multi_ivs,
 	},
 	[AESLOOP_INTEL_AESNI] = {
 		.name		= "aesni",

@@ -14,6 +14,7 @@
 #include <linux/string.h>
 #include <linux/errno.h>
 #else
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <errno.h>

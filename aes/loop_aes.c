@@ -125,8 +125,19 @@ static void generic_cbc_encrypt_gather(const struct aes_key *key,
 				LOOP_AES_SECTOR_SIZE, ivs + i * AES_BLOCK_LEN);
 }
 
-static void generic_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
-			      u8 *ivs, unsigned int nsect)
+/**
+ * loop_aes_multi_ivs() - the multi-key IVs of consecutive sectors, in C
+ * @seed:   the MD5 state every sector starts from (struct loop_aes_ctx.iv_seed)
+ * @plain:  @nsect plaintext sectors, 512 bytes apart
+ * @sector: IV sector number of the first; sector i has @sector + i
+ * @ivs:    out: 16 bytes per sector
+ * @nsect:  sectors, any number
+ *
+ * loop_aes_multi_iv() for each sector (spec 2.2 steps 2-4): the generic
+ * engine's multi_ivs, and that of the engines without MD5 code of their own.
+ */
+void loop_aes_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
+			u8 *ivs, unsigned int nsect)
 {
 	unsigned int i;
 
@@ -140,7 +151,7 @@ const struct loop_aes_engine loop_aes_generic_engine = {
 	.cbc_encrypt	= generic_cbc_encrypt,
 	.cbc_decrypt	= generic_cbc_decrypt,
 	.cbc_encrypt_gather = generic_cbc_encrypt_gather,
-	.multi_ivs	= generic_multi_ivs,
+	.multi_ivs	= loop_aes_multi_ivs,
 };
 
 /* Single-key: the same key everywhere, plain64 IVs. */

@@ -102,6 +102,20 @@ void loop_aes_decrypt(const struct loop_aes_ctx *ctx, u8 *dst, const u8 *src,
 		      size_t nsect, u64 sector);
 void loop_aes_multi_iv(const u32 seed[4], const u8 *plain, u64 sector,
 		       u8 iv[AES_BLOCK_LEN]);
+void loop_aes_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
+			u8 *ivs, unsigned int nsect);
+
+/* Whether the @n sectors of an engine call all have the same key. */
+static inline bool loop_aes_one_key(const struct aes_key *const *keys,
+				    unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 1; i < n; i++)
+		if (keys[i] != keys[0])
+			return false;
+	return true;
+}
 
 /**
  * struct loop_aes_seg - one piece of a request's data, mapped
