@@ -21,8 +21,8 @@
 #   fstab-F     -F takes the options from an fstab line with loop=
 #   refuse-*    a 63-line key file, a truncated one, a wrong gpg passphrase:
 #               an error and no device left attached
-#   held-*      losetup -d (and -D) of a device still open elsewhere (issue
-#               10 item 6): exit 0, a notice naming the holders (the test
+#   held-*      losetup -d (and -D) of a device still open elsewhere: exit
+#               0, a notice naming the holders (the test
 #               shell, a child) and that the key stays loaded, no new opener,
 #               the old one reads on, unbound at the last close; asked again:
 #               "already asked for", exit 0; -D passes it by; a plain device
