@@ -2,7 +2,7 @@
 /*
  * aes-ce.S - AES-CBC over whole 512-byte sectors with the ARMv8 Crypto
  * Extensions (AESE/AESMC/AESD/AESIMC), for the loop-AES format
- * (../shared/spec/loop-aes-format.md, sections 1 and 2).
+ * (doc/format.md, sections 1 and 2).
  *
  *   entry point          sectors                  round keys
  *   aesloop_cbc_enc_ce   8 side by side, a key    loaded from each lane's

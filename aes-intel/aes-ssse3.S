@@ -2,7 +2,7 @@
 /*
  * aes-ssse3.S - AES-CBC over whole 512-byte sectors with SSSE3 only, in
  * constant time, for CPUs without AES-NI (the loop-AES format,
- * ../shared/spec/loop-aes-format.md, sections 1 and 2).
+ * doc/format.md, sections 1 and 2).
  *
  * The S-box by vector permutes (M. Hamburg, "Accelerating AES with vector
  * permute instructions", CHES 2009): SubBytes is inversion in GF(2^8) plus

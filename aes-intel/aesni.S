@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * aesni.S - AES-CBC over whole 512-byte sectors with AES-NI and VAES, for
- * the loop-AES format (../shared/spec/loop-aes-format.md, sections 1 and 2).
+ * the loop-AES format (doc/format.md, sections 1 and 2).
  *
  * One macro body per direction, instantiated per ISA level:
  *

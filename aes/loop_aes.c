@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * loop_aes.c - loop-AES sector transforms (../shared/spec/loop-aes-format.md).
+ * loop_aes.c - loop-AES sector transforms (doc/format.md).
  *
  * Every 512-byte sector is one AES-CBC message of 32 blocks, no padding.
  * S is the IV sector number the caller passes (loop sector plus offset,
