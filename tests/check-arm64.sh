@@ -13,8 +13,8 @@
 #    what t-crypt and t-multikey wrote read back by aespipe on the host.
 #  - Volumes written on one architecture read on the other (t-xarch): an arm64 guest and
 #    an x86_64 guest of 6.1, both ways.
-# Not run by CI: TCG emulates an arm64 CPU several times slower than an x86 one (the
-# README has the times).  Run it before resolving an issue that touches loop/, aes/ or
+# Not run by CI: TCG emulates an arm64 CPU several times slower than an x86 one (tests/README.md
+# has the times).  Run it before resolving an issue that touches loop/, aes/ or
 # aes-arm64/.  The last line is "N passed, N failed, N skipped".
 set -uo pipefail
 

@@ -4,8 +4,8 @@
 # source with KASAN, KFENCE, lockdep, DEBUG_ATOMIC_SLEEP, DEBUG_OBJECTS_WORK/TIMERS, kmemleak,
 # UBSAN and the hung-task detector (tests/vm/debug-kernel.sh; built once, cached in build/).
 # A report of any of them fails the run (guest-dmesg), as a WARNING or an oops does.
-# Not run by CI: the kernel alone takes over an hour to build on two cores (the README has
-# the times). Run it before resolving an issue that touches loop/.
+# Not run by CI: the kernel alone takes half an hour to over an hour to build on two cores
+# (tests/README.md has the times). Run it before resolving an issue that touches loop/.
 # The last line is "N passed, N failed, N skipped".
 set -uo pipefail
 

@@ -49,7 +49,7 @@ step() {
 
 # The wall-clock limit of a VM run of SUITE: about eight times what the
 # suite took on this project's two-core machine with other guests running
-# (the README has the measured times), and never under 300 s, so that a
+# (tests/README.md has the measured times), and never under 300 s, so that a
 # busy machine makes a run slow, not failed.  VM_LIMIT_FACTOR multiplies it
 # for slower kernels (the debug kernel's tier).
 vm_limit() {

@@ -12,8 +12,8 @@
 # with aes_impl=ssse3 (the constant-time engine, which only CPUs without AES-NI choose by
 # themselves: this runs it in the kernel's workers at native speed) and t-driver with the
 # KEYSCRUB=y module (keys moved under I/O, beside detach and LOOP_CHANGE_FD).
-# Not run by CI: the two kernels take about 25 minutes to build on two cores (the README has
-# the times).  Run it before resolving an issue that touches loop/ or aes-intel/.
+# Not run by CI: the two kernels take about 25 minutes to build on two cores (tests/README.md
+# has the times).  Run it before resolving an issue that touches loop/ or aes-intel/.
 # The last line is "N passed, N failed, N skipped".
 set -uo pipefail
 

@@ -7,7 +7,7 @@
 #
 #   tests/check.sh                what CI runs: every suite on 6.1 and 7.3 (a few
 #                                 of them on one of the two: ci_runs), a smoke set
-#                                 on 6.12 and 7.3-rt (the README has the times)
+#                                 on 6.12 and 7.3-rt (tests/README.md has the times)
 #   FULL=1 tests/check.sh         every suite on every kernel (make check-full)
 #   KSERIES=7.3 tests/check.sh    only these guest kernels (KSERIES= none)
 #   SYSTEMS=trixie tests/check.sh only these system images (SYSTEMS= none)
@@ -397,7 +397,7 @@ run_item() { # kernel-SERIES or system-SUITE
 
 # item_minutes ITEM: what ITEM takes alone on a two-core machine, in tenths of a minute, for
 # lanes to balance them by.  CI's: the tiers' times in CI's run of 2026-12-06 (one after the
-# other, 71 minutes in all: the README's table), less what is now done before the lanes (the
+# other, 71 minutes in all), less what is now done before the lanes (the
 # kernel's fetch, about 0.7 minutes each, and 1.0 for the trixie build root; 10 s a loop.ko;
 # 1.5 for make-targets and deb-packages) and less the runs CI has since left to FULL=1
 # (ci_runs: t-swap 3.5, t-crash 1.0, a qemu64 run 0.6, t-keys 1.8), plus t-queue (0.7
@@ -412,8 +412,8 @@ run_item() { # kernel-SERIES or system-SUITE
 # CI's two-lane run of 2026-12-06 before these changes took 48.4 minutes, and after them 51.2.
 # Then lo_threads=4's t-driver on 6.1 (about 3, estimated) to FULL=1: 6.1 4.9; and the
 # Gentoo checks beside the host tests.
-# FULL=1's: from the README's times of make check-full, its system tier's 124 minutes split by
-# guess.  Newer measurements belong here and in the README's table.
+# FULL=1's: from the measured times of make check-full, its system tier's 124 minutes split by
+# guess.  Newer measurements belong here and in tests/README.md's table.
 item_minutes() {
 	if [ "$full" = 1 ]; then
 		case "$1" in

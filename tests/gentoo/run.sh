@@ -1,5 +1,5 @@
 #!/bin/bash
-# The Gentoo overlay's checks (ebuild/, README "Gentoo"), printed as TAP
+# The Gentoo overlay's checks (ebuild/, doc/admin-guide.md "Gentoo"), printed as TAP
 # (tests/tap.sh); exits 1 when a check failed.
 #
 #   tests/gentoo/run.sh                  everything

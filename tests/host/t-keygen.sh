@@ -3,7 +3,7 @@
 # key file different, mode 0600, gpg-armored: no clear key line on disk), that aesloop-pipe
 # and Debian's aespipe read them as multi-key-v3/v2 and agree, the terminal prompt (twice for a
 # new passphrase, a mismatch refused), the passphrase change (same keys, the old passphrase no
-# longer opens it, a wrong old one changes nothing), its refusals; and the README's offline
+# longer opens it, a wrong old one changes nothing), its refusals; and the admin guide's offline
 # re-encryption of a single-key volume to v3 with aesloop-pipe, into a new file and in place.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD.
@@ -164,7 +164,7 @@ else
 	fail force-replaces "-f did not replace the file"
 fi
 
-# The README's re-encryption of a single-key volume to v3 (offline), into a new file and in
+# The admin guide's re-encryption of a single-key volume to v3 (offline), into a new file and in
 # place: the same clear data read back through the v3 key file.
 # The volume holds a file system, so that the recipe's check can see it.
 old='the old single-key volume passphrase' new=$(cat "$tmp/pass")

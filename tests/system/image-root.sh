@@ -8,7 +8,7 @@
 #   part  the root on all of partition 2, AES128 single-key, a passphrase
 #   file  the root in the file /host/root.aes on partition 2's ext4 (mounted at /host),
 #         AES256 multi-key v3 with its gpg key file on /boot
-# Made from image.sh's installed tree (make install-boot done) as the README tells an admin: the
+# Made from image.sh's installed tree (make install-boot done) as doc/admin-guide.md tells an admin: the
 # root line of /etc/fstab with loop-AES options, update-initramfs; the encrypted data is
 # written with aesloop-pipe and the file systems with mke2fs -d: nothing is mounted on this
 # host.  Cached in build/system/SUITE-root-VARIANT; rebuilt when the image or boot/ change.
@@ -74,7 +74,7 @@ kver=$(cat "$base/kver")
 mkdir -p "$tree/host"
 
 # v3: 65 key lines from the kernel's random source, gpg-encrypted with the passphrase (the
-# recipe of loop-AES's README; aesloop-keygen is to come).
+# recipe of loop-AES's README, which tools/aesloop-keygen follows too).
 pipe_args=(-e aes128)
 if [ "$variant" = file ]; then
 	gnupg="$work/gnupg"

@@ -328,7 +328,7 @@ if dev=$(losetup.stock -P -f --show "$work/parts.img"); then
 	# 6.1 opens a partition that is open already without asking the
 	# driver (blkdev_get_part()), so there a second opener gets in.
 	case "$AESLOOP_KVER" in
-	6.1.*) t_skip stale-part-held-no-new-opener "kernel 6.1 lets a second opener of an open partition in (README)" ;;
+	6.1.*) t_skip stale-part-held-no-new-opener "kernel 6.1 lets a second opener of an open partition in (doc/internals.md)" ;;
 	*) t_expect_fail stale-part-held-no-new-opener 'No such device or address' head -c 512 "${dev}p1" ;;
 	esac
 	exec 7<&-
