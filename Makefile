@@ -1,57 +1,70 @@
-# aesloop top-level Makefile.
+# aesloop top-level Makefile.  make help prints the first line of each entry below
+# (every line "#   make ..."), so this list is the one place targets are described.
 #
-#   make                 the userspace library and aesloop-pipe, and loop.ko for
-#                        the running kernel (or KDIR=...)
+#   make                 the userspace library, aesloop-pipe and loop.ko
+#                        (loop.ko for the running kernel, or KDIR=...)
+#   make userspace       build/libaesloop.a and build/bin/aesloop-pipe only
 #   make module          loop/loop.ko only, as make -C KDIR M=$PWD builds it
-#   make install         loop.ko into /lib/modules/$(KVER)/updates/loop, then depmod
+#   make install         loop.ko into /lib/modules/KVER/updates/loop, then depmod
 #                        for that kernel (KVER: KDIR's release, or uname -r;
 #                        INSTALL_MOD_PATH=DIR or DESTDIR=DIR: into DIR/lib/...,
 #                        e.g. a system image's root, and depmod -b DIR)
 #   make uninstall       that loop.ko removed again, then depmod
-#   make tools           aesloop-pipe and the patched util-linux programs
-#                        (fetches util-linux's source: not as root)
-#   make install-tools   what make tools built: aesloop-losetup, -mount, -swapon and
-#                        -swapoff, linked as losetup, mount, swapon and swapoff, into
-#                        $(PREFIX)/sbin, aesloop-pipe and aesloop-keygen into
-#                        $(PREFIX)/bin, the man pages into $(PREFIX)/share/man
-#                        (PREFIX=/usr/local; DESTDIR too; UL_BUILD=build/ul-2.41:
-#                        util-linux 2.41's)
-#   make uninstall-tools, make uninstall-boot: what those installed, removed
-#   make install-boot    the boot integration: the initramfs-tools
-#                        hook and scripts into $(INITRAMFS_TOOLS) (/etc/initramfs-
-#                        tools), the fstab generator into $(SYSTEMD_GENERATORS)
+#   make tools           aesloop-pipe and the patched util-linux programs (not as root)
+#                        (fetches util-linux's source)
+#   make install-tools   the programs make tools built, and the man pages, into PREFIX
+#                        (it builds nothing): aesloop-losetup, -mount, -swapon and -swapoff, linked as
+#                        losetup, mount, swapon and swapoff, into $(PREFIX)/sbin,
+#                        aesloop-pipe and aesloop-keygen into $(PREFIX)/bin, the man
+#                        pages into $(PREFIX)/share/man (PREFIX=/usr/local; DESTDIR
+#                        too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#   make uninstall-tools what make install-tools installed, removed
+#   make install-boot    the boot integration: encrypted root and fstab lines
+#                        (the initramfs-tools hook and scripts into
+#                        $(INITRAMFS_TOOLS) (/etc/initramfs-tools), the fstab
+#                        generator into $(SYSTEMD_GENERATORS)
 #                        ($(PREFIX)/lib/systemd/system-generators), the dracut
-#                        module into $(DRACUT_MODULES) if dracut is installed, helpers
-#                        into $(PREFIX)/lib/aesloop (DESTDIR too)
-#   make losetup         the util-linux losetup with the aesloop patches
-#                        (2.38.1, Debian bookworm's, in build/bin)
-#   make losetup-2.41    the same on util-linux 2.41 (Debian trixie's), in
-#                        build/ul-2.41/bin
-#   make losetup-arm64   make losetup's programs cross-built for the arm64 test
-#                        guest, in build/ul-arm64/bin (libssl-dev:arm64)
-#   make check-host      host tests (also under ASan and UBSan)
-#   make bench           MB/s of every crypto path against OpenSSL and aespipe
-#                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
-#   make bench-io        in a VM: fio through aesloop against the stock loop.ko
-#                        and dm-crypt, as ratios (BENCH_IO_ARGS='-k 6.1 -b OLD.ko')
-#   make bench-kernel    on this CPU's own cores (User-Mode Linux): the stock loop,
-#                        aesloop and dm-crypt over a brd, dd and fio
-#                        (BENCH_KERNEL_ARGS='-b OLD.ko -r ROUNDS'; tests/bench/kernel.sh)
-#   make check           what CI runs: every test, the VM suites on 6.1 and 7.3
-#                        and a smoke set on 6.12 and 7.3-rt (tests/check.sh)
-#   make check-full      every VM suite on all four kernels
-#   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN 7.3
-#                        kernel built from Debian's source (tests/check-debug.sh)
-#   make check-uml       t-plain, t-crypt, t-multikey, t-driver in User-Mode Linux
-#                        6.1 and 7.3, natively on this CPU (tests/check-uml.sh)
-#   make check-arm64     the arm64 host tests in qemu-aarch64, and the VM suites in
-#                        arm64 guests of 6.1 and 7.3 (tests/check-arm64.sh)
-#   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
-#   make deb             build/deb/aesloop-dkms_*.deb and aesloop-utils_*.deb (debian/)
-#   make dist            build/dist/aesloop-$(VERSION).tar.gz, the release tarball
+#                        module into $(DRACUT_MODULES) if dracut is installed,
+#                        helpers into $(PREFIX)/lib/aesloop; DESTDIR too)
+#   make uninstall-boot  what make install-boot installed, removed
+#   make losetup         util-linux 2.38.1's losetup, mount, swapon, swapoff, patched
+#                        (Debian bookworm's release, in build/bin)
+#   make losetup-2.41    the same from util-linux 2.41 (Debian trixie's)
+#                        (in build/ul-2.41/bin)
+#   make losetup-arm64   make losetup's programs cross-built for the arm64 test guest
+#                        (in build/ul-arm64/bin; needs libssl-dev:arm64)
+#   make deb             the Debian packages aesloop-dkms and aesloop-utils
+#                        (build/deb/*.deb, from debian/)
+#   make dist            the release tarball, build/dist/aesloop-VERSION.tar.gz
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
-#   make -s version, make -s kernelrelease [KDIR=...]
-#                        print VERSION, and the release loop.ko is built and installed for
+#   make clean           what the builds made in the checkout (not build/'s caches)
+#   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
+#   make check           what CI runs: every test (tests/check.sh)
+#                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
+#                        and 7.3-rt)
+#   make check-full      every VM suite on all four kernels, every system image
+#   make check-host      the host tests (also under ASan and UBSan), no VM
+#   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN kernel
+#                        (7.3, built from Debian's source; tests/check-debug.sh)
+#   make check-uml       VM suites in User-Mode Linux 6.1 and 7.3, on this CPU
+#                        (t-plain, t-crypt, t-multikey, t-driver, natively;
+#                        tests/check-uml.sh)
+#   make check-arm64     arm64 host tests in qemu-aarch64, VM suites in arm64 guests
+#                        (6.1 and 7.3; tests/check-arm64.sh)
+#   make host-tests      build the host test programs (make check-host runs them)
+#   make vm-tools        build the programs the test guest runs (build/vm-tools)
+#   make vm-tools-arm64  the same for the arm64 guest (build/arm64/vm-tools)
+#   make bench           MB/s of every AES code path against OpenSSL and aespipe
+#                        (builds with INTELAES=y; BENCH_ARGS=--tsv)
+#   make bench-io        in a VM: fio through aesloop, the stock loop.ko and dm-crypt
+#                        (ratios; BENCH_IO_ARGS='-k 6.1 -b OLD.ko')
+#   make bench-kernel    the same in User-Mode Linux, on this CPU's own cores
+#                        (the stock loop, aesloop and dm-crypt over a brd, dd and
+#                        fio; BENCH_KERNEL_ARGS='-b OLD.ko -r ROUNDS')
+#   make version         print VERSION (with make -s)
+#   make kernelrelease   print the release loop.ko is built and installed for
+#                        (with make -s; KDIR=... or KVER=...)
+#   make help            this list, one line a target
 #
 # Userspace output goes to build/, the project-local cache that also holds the
 # Debian kernel trees and util-linux sources the tests use.
@@ -416,6 +429,11 @@ check-arm64:
 
 demo:
 	tests/demo.sh
+
+# The targets, one line each: the first line of each entry of the list at the top.
+help:
+	@sed -n 's/^#   \(make .*\)/  \1/p' $(firstword $(MAKEFILE_LIST))
+.PHONY: help
 
 # The release tarball that the Gentoo ebuilds fetch (README, "Gentoo"): HEAD as
 # git archive gives it, less ebuild/ (the overlay's Manifests hold this
