@@ -1,7 +1,8 @@
 #!/bin/bash
 # Static checks: the kernel's checkpatch.pl --strict on the kernel-side C and
-# assembly (loop/, aes/, aes-intel/, aes-arm64/), and shellcheck on the project's shell
-# scripts.
+# assembly (loop/, aes/, aes-intel/, aes-arm64/), shellcheck on the project's shell
+# scripts, and the docs: README.md's first two commands (the second is CI's) and the
+# relative links of the Markdown files.
 # checkpatch.pl is not in Debian's headers packages; it comes out of the
 # linux-source deb of the 6.1 series, cached in build/.
 # Prints TAP (tests/tap.sh); exits non-zero on a failure.
@@ -52,5 +53,32 @@ if command -v shellcheck >/dev/null; then
 	fi
 else
 	fail shellcheck "not installed (tests/deps.sh installs it)"
+fi
+
+# The docs.  README.md opens with the two commands a newcomer runs, the second the test
+# command that CI runs (.ci/run); every relative link in the Markdown files names a file
+# that exists.
+readme_cmds=$(sed -n '1,2s/^    \([^ ]*\) .*/\1/p' "$top/README.md")
+if [ "$readme_cmds" = $'tests/demo.sh\ntests/check.sh' ] && [ -x "$top/tests/demo.sh" ] &&
+   [ -x "$top/tests/check.sh" ] && grep -qx 'exec tests/check.sh' "$top/.ci/run"; then
+	pass docs-readme-commands
+else
+	fail docs-readme-commands "README.md's first two lines are not tests/demo.sh and tests/check.sh, or .ci/run runs another command"
+fi
+broken=()
+while IFS= read -r doc; do
+	while IFS= read -r link; do
+		target=${link%%#*}
+		case "$target" in
+		'' | *:*) continue ;; # an anchor in the same file; a URL
+		esac
+		[ -e "$(dirname "$top/$doc")/$target" ] || broken+=("$doc: $link")
+	done < <(grep -o '](\([^)]*\))' "$top/$doc" | sed 's/^](//; s/)$//')
+done < <(cd "$top" && git ls-files '*.md')
+if [ "${#broken[@]}" -eq 0 ]; then
+	pass docs-links
+else
+	fail docs-links "${#broken[@]} links to missing files"
+	printf '#   %s\n' "${broken[@]}"
 fi
 tap_end
