@@ -195,6 +195,20 @@ run_lane() {
 	done
 }
 
+# The end of each console whose guest did not finish (report.sh names its files), here at the
+# end of the run where a reader of a long log looks first.
+console_tails() {
+	local dir
+	grep '^not ok .*guest did not reach the end' "$results" |
+		sed -n 's/.*; its files: \([^ ]*\).*/\1/p' |
+		while read -r dir; do
+			[ -f "$top/$dir/console.log" ] || continue
+			echo "# --- the last lines of $dir/console.log:"
+			tail -n 25 "$top/$dir/console.log" | tr -d '\r' |
+				sed 's/\x1b\[[0-9;?]*[A-Za-z]//g; s/^/#     /'
+		done
+}
+
 # The plan, the counts per kernel, the failures, and the last line: "N passed,
 # N failed, N skipped".  Its status is 0 only when nothing failed.
 summary() {
@@ -210,6 +224,7 @@ summary() {
 	if [ "$fail" -gt 0 ]; then
 		stage "Failures"
 		grep '^not ok ' "$results" | sed 's/^/# /'
+		console_tails
 	fi
 	echo
 	echo "$pass passed, $fail failed, $skip skipped"

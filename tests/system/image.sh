@@ -104,7 +104,7 @@ make_base() {
 		--customize-hook="cp '$top/tests/system/fstab' \"\$1/etc/fstab\"" \
 		--customize-hook='mkdir -p "$1/aesloop" "$1/share"' \
 		--customize-hook='chroot "$1" passwd -dq root' \
-		--customize-hook='chroot "$1" systemctl enable aesloop-test.service' \
+		--customize-hook='chroot "$1" systemctl enable aesloop-test.service aesloop-test-watchdog.service' \
 		"${kernel2_hook[@]}" \
 		--customize-hook='rm -f "$1/etc/machine-id" && touch "$1/etc/machine-id"' \
 		"$suite" "$out/base-new.tar" "$sources" >&2 || die "mmdebstrap $suite failed"

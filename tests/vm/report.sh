@@ -94,7 +94,7 @@ else
 		why="QEMU exited with status $qemu_rc before the guest finished"
 	fi
 	first=$(grep -Em1 "$bad_re" "$console" || true)
-	add FAIL guest-dmesg "guest did not reach the end: $why${first:+; console: $first}"
+	add FAIL guest-dmesg "guest did not reach the end: $why${first:+; console: $first}; its files: ${rundir#"$top"/}"
 	# The console's tail, without the terminal escapes of the firmware.
 	mapfile -t details < <(tail -n 40 "$console" | tr -d '\r' | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g')
 fi
