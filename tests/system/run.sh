@@ -51,13 +51,9 @@ EOF_USAGE
 }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-say() { echo "system/run.sh: $*" >&2; }
-die() { say "$*"; exit 2; }
-
 # shellcheck source=tests/vm/runner-lib.sh
 . "$top/tests/vm/runner-lib.sh"
-
-runner_defaults 600
+runner_defaults system/run.sh 600
 suite=bookworm
 variant=
 overlay=

@@ -58,13 +58,9 @@ EOF
 }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-say() { echo "run.sh: $*" >&2; }
-die() { say "$*"; exit 2; }
-
 # shellcheck source=tests/vm/runner-lib.sh
 . "$top/tests/vm/runner-lib.sh"
-
-runner_defaults 300
+runner_defaults run.sh 300
 kver=
 module="$top/loop/loop.ko"
 modparams=

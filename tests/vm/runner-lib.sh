@@ -2,15 +2,19 @@
 # Sourced by tests/vm/run.sh and tests/system/run.sh: the options both take (-c -M -e -t -r -n
 # -v -q -h) with their help lines, the checks of their values, the run's folder, the job file's
 # common lines, the console filter and the timed QEMU run.  Each runner keeps its own options,
-# defines usage() and die() and sets top before sourcing this; the variables set here are the
+# defines usage() and sets top before sourcing this; the variables set here are the
 # ones tests/vm/report.sh reads.
 # shellcheck disable=SC2034,SC2154 # the variables are the runner's: set here, read there
 
-# The common options' defaults; the runner passes its default time limit.
+say() { echo "$runner_name: $*" >&2; }
+die() { say "$*"; exit 2; }
+
+# The common options' defaults; NAME (for messages) and the runner's default time limit.
 runner_defaults() {
+	runner_name=$1
 	cpu=max
 	mem_mib=1024
-	timeout_s=$1
+	timeout_s=$2
 	results_file=
 	prefix=
 	verbosity=1
