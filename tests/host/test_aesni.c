@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: SSSE3, AES-NI, VAES, engine choice, multi-key v2, multi-key v3
 /*
  * test_aesni.c - the aes-intel paths (INTELAES=y: ssse3, aesni, vaes-*)
  * against the generic C code and OpenSSL.

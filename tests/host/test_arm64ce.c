@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: arm64-ce, engine choice
 /*
  * test_arm64ce.c - the arm64 path (ARM64AES=y: arm64-ce, the ARMv8 Crypto
  * Extensions) against the generic C code and OpenSSL; run natively on arm64

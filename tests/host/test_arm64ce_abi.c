@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: arm64-ce
 /*
  * test_arm64ce_abi.c - the calling contract of the arm64-ce assembly
  * (aes-arm64.h), what test_arm64ce's comparisons cannot see: registers,

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: key setup, passphrase, key file, single-key, multi-key v2, multi-key v3, random keys, test vectors, key wipe
 /*
  * test_keysetup.c - known-answer tests of tools/keysetup*.c and the single-key
  * sector transform, from ../shared/vectors (see its README.md).
