@@ -228,6 +228,7 @@ static void check_engine(const struct loop_aes_engine *e, const char *pname,
 				size_t len = (size_t)n * LOOP_AES_SECTOR_SIZE;
 				u64 s = rng_next() >> (n % 2 ? 8 : 40);
 				u8 *buf = b->area + n % 9;
+				const char *wrong = NULL;
 
 				rng_fill(b->src, len);
 				loop_aes_set_engine(&loop_aes_generic_engine);
@@ -236,16 +237,15 @@ static void check_engine(const struct loop_aes_engine *e, const char *pname,
 				memcpy(buf, b->src, len);
 				loop_aes_encrypt(ctx, buf, buf, n, s);
 				if (memcmp(buf, b->gen, len)) {
-					t_result(0, name, "encryption differs from the generic engine: seed %llu, %u sectors from %llu",
-						 (unsigned long long)seed, n,
-						 (unsigned long long)s);
-					ok = 0;
-					break;
+					wrong = "encryption differs from the generic engine";
+				} else {
+					loop_aes_decrypt(ctx, buf, buf, n, s);
+					if (memcmp(buf, b->src, len))
+						wrong = "decryption does not give the plaintext";
 				}
-				loop_aes_decrypt(ctx, buf, buf, n, s);
-				if (memcmp(buf, b->src, len)) {
-					t_result(0, name, "decryption does not give the plaintext: seed %llu, %u sectors from %llu",
-						 (unsigned long long)seed, n,
+				if (wrong) {
+					t_result(0, name, "%s: seed %llu, %u sectors from %llu",
+						 wrong, (unsigned long long)seed, n,
 						 (unsigned long long)s);
 					ok = 0;
 				}
@@ -259,7 +259,7 @@ static void check_engine(const struct loop_aes_engine *e, const char *pname,
 	free(ctx);
 }
 
-/* What differs between the architectures. */
+/* What differs between the architectures; T_CBC_TABLES fills the first four. */
 struct t_cbc_arch {
 	const char *const *engine_names;	/* of each aesloop_arch_engine() */
 	unsigned int nengines;
@@ -269,6 +269,12 @@ struct t_cbc_arch {
 	/* more checks of a path the CPU has, or NULL */
 	void (*path_checks)(const struct asm_path *p, struct bufs *b);
 };
+
+#define T_CBC_TABLES(names, asm_paths)						\
+	.engine_names = (names),						\
+	.nengines = sizeof(names) / sizeof((names)[0]),				\
+	.paths = (asm_paths),							\
+	.npaths = sizeof(asm_paths) / sizeof((asm_paths)[0])
 
 static int t_cbc_main(const struct t_cbc_arch *arch)
 {

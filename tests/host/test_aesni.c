@@ -202,17 +202,14 @@ static void md5_checks(const struct asm_path *p, struct bufs *b)
 		check_md5(p->name, p->md5, v3, b);
 }
 
+static const char *const engine_names[AESLOOP_INTEL_NR_PATHS] = {
+	"ssse3", "aesni", "vaes-avx2", "vaes-avx512"
+};
+
 int main(void)
 {
-	static const char *const engine_names[AESLOOP_INTEL_NR_PATHS] = {
-		"ssse3", "aesni", "vaes-avx2", "vaes-avx512"
-	};
 	static const struct t_cbc_arch arch = {
-		.engine_names = engine_names,
-		.nengines = AESLOOP_INTEL_NR_PATHS,
-		.paths = paths,
-		.npaths = sizeof(paths) / sizeof(paths[0]),
-		.path_checks = md5_checks,
+		T_CBC_TABLES(engine_names, paths), .path_checks = md5_checks
 	};
 
 	return t_cbc_main(&arch);

@@ -77,17 +77,12 @@ static const struct asm_path paths[] = {
 	  aesloop_cbc_enc1_ce, aesloop_cbc_enc1g_ce, NULL },
 };
 
+static const char *const engine_names[AESLOOP_ARM64_NR_PATHS] = { "arm64-ce" };
+
 int main(void)
 {
-	static const char *const engine_names[AESLOOP_ARM64_NR_PATHS] = {
-		"arm64-ce"
-	};
 	static const struct t_cbc_arch arch = {
-		.engine_names = engine_names,
-		.nengines = AESLOOP_ARM64_NR_PATHS,
-		.paths = paths,
-		.npaths = sizeof(paths) / sizeof(paths[0]),
-		.after_probe = check_without_aes,
+		T_CBC_TABLES(engine_names, paths), .after_probe = check_without_aes
 	};
 
 	return t_cbc_main(&arch);
