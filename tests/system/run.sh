@@ -79,10 +79,8 @@ while getopts "s:i:o:d:I:a:k:R$runner_optstring" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { usage >&2; exit 2; }
-script=$1
+runner_check_options 256 "$@"
 shift
-runner_check_options 256
 
 for f in "$initrd_file" "$answers"; do
 	[ -z "$f" ] || [ -f "$f" ] || die "$f: no such file"

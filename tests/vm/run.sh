@@ -85,10 +85,8 @@ while getopts "k:m:p:U:C:d:us:i$runner_optstring" opt; do
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { usage >&2; exit 2; }
-script=$1
+runner_check_options 128 "$@"
 shift
-runner_check_options 128
 [[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB"
 [[ "$ncpus" =~ ^[1-9][0-9]*$ ]] || die "-C needs a number of CPUs"
 

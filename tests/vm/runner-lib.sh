@@ -56,8 +56,11 @@ runner_usage_options() {
 EOF
 }
 
-# After the options: the values both runners take, checked; MIN_MIB is the smallest -M.
+# runner_check_options MIN_MIB SCRIPT [ARGS...]: after the options, the values both runners
+# take checked (MIN_MIB is the smallest -M), script set (the caller shifts it off).
 runner_check_options() {
+	[ $# -ge 2 ] || { usage >&2; exit 2; }
+	script=$2
 	[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
 	if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt "$1" ]; then
 		die "-M needs a number of MiB, at least $1"
