@@ -26,12 +26,7 @@ log=$top/build/check-arm64
 # The suites' time limits, three times the x86 guests': TCG runs arm64 code slower.
 export VM_LIMIT_FACTOR=3
 
-stage "Dependencies"
-step setup-deps env ARM64=1 tests/deps.sh || exit 1
-
-stage "Build"
-step build-userspace make userspace vm-tools INTELAES=y
-step build-losetup make losetup
+tier_build env ARM64=1 tests/deps.sh
 step build-vm-tools-arm64 make vm-tools-arm64
 step build-losetup-arm64 make losetup-arm64
 

@@ -18,26 +18,17 @@ log=$top/build/check-debug
 # KASAN and lockdep make the guest several times slower under TCG.
 export VM_LIMIT_FACTOR=4
 
-stage "Dependencies"
-step setup-deps tests/deps.sh || exit 1
-
-stage "Build"
-step build-userspace make userspace vm-tools INTELAES=y
-step build-losetup make losetup
+tier_build tests/deps.sh
 share_vectors
 
 stage "Debug kernel"
-if ! kver=$(tests/vm/debug-kernel.sh 2>"$log/debug-kernel.log"); then
-	tail -n 30 "$log/debug-kernel.log"
-	result fail debug-kernel "could not build it (log: $log/debug-kernel.log)"
+if ! built_kernel debug-kernel tests/vm/debug-kernel.sh; then
 	summary
 	exit 1
 fi
-grep -h 'built in' "$log/debug-kernel.log" || true
 # Each TCG guest runs on one host thread: two lanes of guests at a time, each
 # with results of its own (joined into the run's, renumbered, at the end) and a
-# log of its own ($log/lane-N.log).  The KEYSCRUB=y module is built first,
-# beside the default one, so that no lane rebuilds loop/loop.ko under another.
+# log of its own ($log/lane-N.log).  The KEYSCRUB=y module is built first.
 lane_a() {
 	local t
 	for t in t-keys t-plain t-params t-crypt t-multikey t-bdev t-reconfig t-mount; do
@@ -66,11 +57,7 @@ lane_b() {
 	fi
 }
 
-keyscrub_ko=
-if build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
-	keyscrub_ko=$log/loop-keyscrub.ko
-	cp loop/loop.ko "$keyscrub_ko"
-fi
+keyscrub_module "$kver"
 if module_for "$kver"; then
 	kvers=" $kver"
 	stage "Suites (two lanes; logs: $log/lane-a.log, $log/lane-b.log)"

@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# Sourced by tests/check.sh and tests/check-debug.sh, from the top of the checkout, with $top
-# and $log (the folder for logs and results.txt) set: the result bookkeeping both share.
+# Sourced by tests/check.sh and the other tiers (tests/check-*.sh), from the top of the
+# checkout, with $top and $log (the folder for logs and results.txt) set: the result
+# bookkeeping they share, and the steps that start them.
 : "${top:?}" "${log:?}"
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
@@ -45,6 +46,31 @@ step() {
 		result fail "$name" "$* (log: $out)"
 		return 1
 	fi
+}
+
+# tier_build DEPS...: the start of a tier: its dependencies (the command DEPS..., e.g.
+# tests/deps.sh; a failure ends the run), then the userspace with the x86_64 VM tools, and
+# the patched losetup.
+tier_build() {
+	stage "Dependencies"
+	step setup-deps "$@" || exit 1
+	stage "Build"
+	step build-userspace make userspace vm-tools INTELAES=y
+	step build-losetup make losetup
+}
+
+# built_kernel NAME CMD...: kver set to the release CMD prints (a kernel it builds, with its
+# messages in $log/NAME.log and their "built in" line shown); a failed result NAME and
+# status 1 when it could not.
+built_kernel() {
+	local name=$1 out=$log/$1.log
+	shift
+	if ! kver=$("$@" 2>"$out"); then
+		tail -n 30 "$out"
+		result fail "$name" "could not build it (log: $out)"
+		return 1
+	fi
+	grep -h 'built in' "$out" || true
 }
 
 # The wall-clock limit of a VM run of SUITE: about eight times what the
@@ -122,6 +148,16 @@ module_for() { # KVER
 	else
 		result pass "build-module-$kver-warnings"
 	fi
+}
+
+# keyscrub_module KVER: keyscrub_ko set to a KEYSCRUB=y loop.ko for KVER, kept in $log
+# (built beside the default one, so that no lane rebuilds loop/loop.ko under another), or
+# empty and status 1 when it did not build.
+keyscrub_module() {
+	keyscrub_ko=
+	build_module "$1" "build-module-$1-keyscrub" KEYSCRUB=y || return 1
+	keyscrub_ko=$log/loop-$1-keyscrub.ko
+	cp loop/loop.ko "$keyscrub_ko"
 }
 
 # The guest sees the project and build/vm/share, not ../shared: the test vectors go there.

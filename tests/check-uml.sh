@@ -23,27 +23,14 @@ log=$top/build/check-uml
 # shellcheck source=tests/check-lib.sh
 . "$top/tests/check-lib.sh"
 
-stage "Dependencies"
-step setup-deps tests/deps.sh || exit 1
-
-stage "Build"
-step build-userspace make userspace vm-tools INTELAES=y
-step build-losetup make losetup
+tier_build tests/deps.sh
 share_vectors
 
 for series in 6.1 7.3; do
 	stage "UML $series"
-	if ! kver=$(tests/uml/kernel.sh "$series" 2>"$log/uml-kernel-$series.log"); then
-		tail -n 30 "$log/uml-kernel-$series.log"
-		result fail "uml-kernel-$series" "could not build it (log: $log/uml-kernel-$series.log)"
-		continue
-	fi
-	grep -h 'built in' "$log/uml-kernel-$series.log" || true
+	built_kernel "uml-kernel-$series" tests/uml/kernel.sh "$series" || continue
 	keyscrub_ko=
-	if [ "$series" = 7.3 ] && build_module "$kver" "build-module-$kver-keyscrub" KEYSCRUB=y; then
-		keyscrub_ko=$log/loop-$kver-keyscrub.ko
-		cp loop/loop.ko "$keyscrub_ko"
-	fi
+	[ "$series" != 7.3 ] || keyscrub_module "$kver"
 	if ! module_for "$kver"; then
 		result skip "uml-$kver" "loop.ko did not build"
 		continue

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Static checks: the kernel's checkpatch.pl --strict on the kernel-side C and
 # assembly (loop/, aes/, aes-intel/, aes-arm64/), shellcheck on the project's shell
-# scripts, and the docs: README.md's first two commands (the second is CI's) and the
-# relative links of the Markdown files.
+# scripts, the docs (README.md's first two commands, the second CI's, and the
+# relative links of the Markdown files) and the test suites' covers lines
+# (tests/covers.sh -c).
 # checkpatch.pl is not in Debian's headers packages; it comes out of the
 # linux-source deb of the 6.1 series, cached in build/.
 # Prints TAP (tests/tap.sh); exits non-zero on a failure.
@@ -80,5 +81,13 @@ if [ "${#broken[@]}" -eq 0 ]; then
 else
 	fail docs-links "${#broken[@]} links to missing files"
 	printf '#   %s\n' "${broken[@]}"
+fi
+
+# Every suite names what it covers, and tests/COVERS.md is the index of that.
+if out=$("$top/tests/covers.sh" -c 2>&1); then
+	pass covers
+else
+	fail covers "$(wc -l <<<"$out") problems (tests/covers.sh -c)"
+	head -20 <<<"$out" | awk '{ print "#   " $0 }'
 fi
 tap_end

@@ -44,52 +44,11 @@ else
 	echo "1..$(wc -l <"$results")"
 	exit 1
 fi
-case $build in /*) ;; *) build=$top/$build ;; esac
-
-export AESLOOP_VECTORS=${AESLOOP_VECTORS:-$("$top/tests/host/vectors-dir.sh")}
-export AESLOOP_TOP=$top AESLOOP_BUILD=$build
-# LeakSanitizer cannot run under qemu-user (it needs ptrace); the rest of
-# ASan and UBSan does (libasan8:arm64, libubsan1:arm64: the cross
-# compiler's copies in /usr/aarch64-linux-gnu/lib bring their own C library,
-# under which test_changing_source's threads crawl in qemu-user).
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1
-
-# run NAME PROG: PROG's results in qemu-aarch64, each name prefixed "NAME:".
-run() {
-	local name=$1 prog=$2 out rc problem
-	out=$(qemu-aarch64 -L / -cpu "$cpu" \
-		"$prog" 2>&1)
-	rc=$?
-	printf '%s\n' "$out" | TAP_RELAY_COMMENTS=0 tap_relay "$results" "$name:"
-	problem=$(printf '%s\n' "$out" | tap_plan_problem)
-	if [ "$rc" -ne 0 ] && ! printf '%s\n' "$out" | grep -q '^not ok '; then
-		tap_append "$results" fail "$name" "exited with status $rc"
-	elif [ -n "$problem" ]; then
-		tap_append "$results" fail "$name-plan" "$problem"
-	fi
-	if [ "$rc" -ne 0 ]; then
-		printf '%s\n' "$out" | grep -vE '^((not )?ok [0-9]+ |TAP version |1\.\.)' |
-			tail -n 30 | sed 's/^/# /'
-	fi
-}
-
-for src in "$top"/tests/host/*.c; do
-	name=$(basename "$src" .c)
-	for prog in "$build/tests/$name" "$build/tests/$name-san"; do
-		tname=arm64/$(basename "$prog")
-		if [ "$name" = test_spawn ]; then
-			# Its children are the host's /bin/sh, which qemu-user's
-			# fork and exec emulation does not run as the checks
-			# expect; no arm64 code of ours is in it.
-			tap_append "$results" skip "$tname" "starts /bin/sh children: not under qemu-user"
-		elif [ "$name" = test_aesni ]; then
-			tap_append "$results" skip "$tname" "x86_64 only (aes-intel/)"
-		elif [ -x "$prog" ]; then
-			run "$tname" "$prog"
-		else
-			tap_append "$results" fail "$tname" "not built"
-		fi
-	done
-done
+# The programs in qemu-aarch64, by tests/host/run.sh's runner (without the
+# shell suites, which test the host's build; the libraries come from /: the
+# cross compiler's copies in /usr/aarch64-linux-gnu/lib bring their own C
+# library, under which test_changing_source's threads crawl in qemu-user).
+"$top/tests/host/run.sh" -r "$results" -b "$build" -p arm64/ \
+	-e "qemu-aarch64 -L / -cpu $cpu"
 echo "1..$(wc -l <"$results")"
 ! grep -q '^not ok ' "$results"

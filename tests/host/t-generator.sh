@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: fstab generator
 # t-generator.sh - boot/systemd/aesloop-fstab-generator on sample fstabs, without systemd:
 # the units it writes for encrypted lines (mount, swap, setup, fsck and device drop-ins, the
 # remount fstab), the ordering systemd-fstab-generator would give the same line, and the lines

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: keygen, gpg key file, aesloop-pipe, aespipe compat, multi-key v2, multi-key v3, passphrase prompt
 # t-keygen.sh - tools/aesloop-keygen: the key files it makes (65 or 64 random lines, each
 # key file different, mode 0600, gpg-armored: no clear key line on disk), that aesloop-pipe
 # and Debian's aespipe read them as multi-key-v3/v2 and agree, the terminal prompt (twice for a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: losetup, swapon, LOOP_CONFIGURE, LOOP_SET_FD, LOOP_SET_STATUS64, passphrase, key file, gpg key file, random keys, fstab, key wipe, invalid input
 # t-losetup.sh - the patched util-linux losetup (build/bin/losetup), on the
 # host, without touching any loop device.
 #

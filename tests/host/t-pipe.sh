@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: aesloop-pipe, aespipe compat, single-key, multi-key v2, multi-key v3, key file, gpg key file, test vectors, passphrase prompt, invalid input
 # t-pipe.sh - aesloop-pipe against Debian's aespipe, the vectors (single-key,
 # multi-key-v2 and v3), gpg-encrypted key files, bad input, and the terminal
 # passphrase prompt.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: util-linux patches
 # t-ul-series.sh - the util-linux patch series (patches/util-linux/) and how
 # patches/build-losetup.sh takes its source: every series applies, in order
 # and with no fuzz, to its release tarball; a patch that does not apply (or

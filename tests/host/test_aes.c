@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: AES generic, single-key, test vectors
 /*
  * test_aes.c - the generic AES and the single-key sector transform against
  * FIPS-197 and OpenSSL.

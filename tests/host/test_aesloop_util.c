@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: losetup, mount, fstab
 /*
  * test_aesloop_util.c - tools/aesloop-util.c, the loop-AES glue of the
  * patched losetup, mount and swapon:

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: arm64-ce
 /*
  * test_arm64ce_abi.c - the calling contract of the arm64-ce assembly
  * (aes-arm64.h), what test_arm64ce's comparisons cannot see: registers,
@@ -47,7 +48,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "aes-arm64.h"
@@ -482,19 +482,6 @@ static void prepare(struct bufs *b, int fn, int mode, unsigned int n,
 	}
 }
 
-static int guards_intact(const u8 *area, size_t off, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < off; i++)
-		if (area[i] != 0xa5)
-			return 0;
-	for (i = off + len; i < sizeof(((struct bufs *)0)->area); i++)
-		if (area[i] != 0xa5)
-			return 0;
-	return 1;
-}
-
 /* The key argument: enc1 and enc1g take sector 0's key, enc and dec the array. */
 static uint64_t keys_arg(struct bufs *b, int fn, unsigned int n, int odd)
 {
@@ -552,7 +539,7 @@ static void check_cbc(struct bufs *b, int fn, unsigned int key_len, int mode)
 					snprintf(why, sizeof(why), "%s: differs from the C code: seed %llu",
 						 what, (unsigned long long)seed);
 					ok = 0;
-				} else if (!guards_intact(b->area, dof, len)) {
+				} else if (!t_guards_intact(b->area, sizeof(b->area), dof, len)) {
 					snprintf(why, sizeof(why), "%s: wrote outside the sectors: seed %llu",
 						 what, (unsigned long long)seed);
 					ok = 0;
@@ -667,14 +654,11 @@ static void check_overread(struct bufs *b, int fn, unsigned int key_len)
 int main(void)
 {
 	struct bufs *b = calloc(1, sizeof(*b));
-	const char *env = getenv("AESLOOP_SEED");
 	const char *why = NULL;
 	unsigned int kl;
 	int fn, mode;
 
-	seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
-	rng_state = seed ? seed : 1;
-	t_note("seed %llu", (unsigned long long)seed);
+	seed = t_seed();
 	page = (size_t)sysconf(_SC_PAGESIZE);
 	if (!b || catch_faults() || edges_init()) {
 		t_result(0, "setup", "out of memory, or no signal handler");

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: changing source
 /*
  * test_changing_source.c - encryption from a source that changes while it
  * is read.

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: key setup, passphrase, key file, single-key, multi-key v2, multi-key v3, random keys, test vectors, key wipe
 /*
  * test_keysetup.c - known-answer tests of tools/keysetup*.c and the single-key
  * sector transform, from ../shared/vectors (see its README.md).
@@ -40,6 +41,9 @@
 #define IMG_LEN		(IMG_SECTORS * LOOP_AES_SECTOR_SIZE)
 #define MAX_COLS	16
 #define MAX_ROWS	64
+/* Key data of the line-reading checks: a passphrase, a line of 26 characters. */
+#define PASS		"correct horse battery staple 2026"
+#define LONG26		"abcdefghijklmnopqrstuvwxyz"
 
 /* A tab-separated file with a header line, all in memory. */
 struct tsv {
@@ -148,10 +152,57 @@ static void sha256_hex(const unsigned char *b, size_t n, char out[65])
 	t_hex(out, md, sizeof(md));
 }
 
+/* A pipe holding @len bytes of @data, its writing end closed; -1 on error. */
+static int pipe_with(const char *data, size_t len)
+{
+	int fds[2];
+
+	if (pipe(fds))
+		return -1;
+	if (write(fds[1], data, len) != (ssize_t)len) {
+		close(fds[0]);
+		close(fds[1]);
+		return -1;
+	}
+	close(fds[1]);
+	return fds[0];
+}
+
+/* A pipe holding @line and a newline. */
+static int pipe_with_line(const char *line)
+{
+	size_t len = strlen(line);
+	char *buf = malloc(len + 1);
+	int fd;
+
+	if (!buf)
+		return -1;
+	memcpy(buf, line, len);
+	buf[len] = '\n';
+	fd = pipe_with(buf, len + 1);
+	free(buf);
+	return fd;
+}
+
+/* A pipe that holds the whole content of @path. */
+static int pipe_of_file(const char *path)
+{
+	size_t len = 0;
+	char *data = read_file(path, &len);
+	int fd;
+
+	if (!data)
+		return -1;
+	fd = pipe_with(data, len);
+	free(data);
+	return fd;
+}
+
 /*
  * Fill @ks from a vector case: cipher, -H, -S, -C from vectors.tsv, and the
  * key source through @how: "direct" (keysetup_set_passphrase), "pipe"
- * (keysetup_read_fd on a pipe holding the line and a newline) or "file".
+ * (keysetup_read_fd on a pipe holding the passphrase and a newline, or the
+ * key file's content) or "file".
  */
 static int setup_case(struct keysetup *ks, const struct tsv *v, int row,
 		      const char *dir, const char *how)
@@ -160,7 +211,7 @@ static int setup_case(struct keysetup *ks, const struct tsv *v, int row,
 	const char *hash = col(v, row, "hash");
 	const char *seed = col(v, row, "seed");
 	const char *iter = col(v, row, "itercountk");
-	int rc;
+	int rc, fd;
 
 	rc = keysetup_set_cipher(ks, col(v, row, "cipher"));
 	if (!rc && strcmp(hash, "default"))
@@ -176,65 +227,130 @@ static int setup_case(struct keysetup *ks, const struct tsv *v, int row,
 		char path[PATH_MAX + 64];
 
 		snprintf(path, sizeof(path), "%s/%s", dir, src + 5);
-		return keysetup_read_file(ks, path);
-	}
-	if (strncmp(src, "pass:", 5)) {
+		if (!strcmp(how, "file"))
+			return keysetup_read_file(ks, path);
+		fd = pipe_of_file(path);
+	} else if (strncmp(src, "pass:", 5)) {
 		snprintf(ks->errmsg, sizeof(ks->errmsg), "unknown key_source %s", src);
 		return -EINVAL;
+	} else {
+		src += 5;
+		if (!strcmp(how, "direct"))
+			return keysetup_set_passphrase(ks, src, strlen(src));
+		fd = pipe_with_line(src);
 	}
-	src += 5;
-	if (!strcmp(how, "direct"))
-		return keysetup_set_passphrase(ks, src, strlen(src));
-
-	{
-		int fds[2];
-
-		if (pipe(fds))
-			return -errno;
-		if (write(fds[1], src, strlen(src)) != (ssize_t)strlen(src) ||
-		    write(fds[1], "\n", 1) != 1) {
-			close(fds[0]);
-			close(fds[1]);
-			return -EIO;
-		}
-		close(fds[1]);
-		rc = keysetup_read_fd(ks, fds[0]);
-		close(fds[0]);
-		return rc;
-	}
+	if (fd < 0)
+		return -EIO;
+	rc = keysetup_read_fd(ks, fd);
+	close(fd);
+	return rc;
 }
 
-static void run_vector_case(const struct tsv *v, const struct tsv *im, int row,
-			    const char *dir, const unsigned char *plain)
+/*
+ * Encrypt plain64.img with the keys of @ks (the single key, or the slots when
+ * @multi) from the case's IV start sector, compare the ciphertext's SHA-256
+ * with sha256_ciphertext, decrypt back.
+ */
+static void check_image(const struct keysetup *ks, int multi, const struct tsv *v,
+			int row, const char *how, const unsigned char *plain)
 {
 	const char *name = col(v, row, "case");
-	const char *src = col(v, row, "key_source");
-	const char *hows[2] = { "direct", "pipe" };
-	int nhows = strncmp(src, "file:", 5) ? 2 : 1;
+	const char *want = col(v, row, "sha256_ciphertext");
+	unsigned long long iv0 = strtoull(col(v, row, "iv_start_sector"), NULL, 10);
+	struct loop_aes_ctx *ctx = malloc(loop_aes_ctx_size(multi ? 64 : 1));
+	unsigned char *ct = malloc(IMG_LEN), *back = malloc(IMG_LEN);
+	char tname[160], hex[65];
+
+	snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, how);
+	if (!ctx || !ct || !back ||
+	    (multi ? loop_aes_setup_multi(ctx, &ks->slots[0][0], ks->nslots, ks->key_len) :
+		     loop_aes_setup_single(ctx, ks->key_buffer, ks->key_len))) {
+		t_result(0, tname, "cannot set up the %s (%u-byte keys)",
+			 multi ? "multi-key context" : "AES key", ks->key_len);
+	} else {
+		loop_aes_encrypt(ctx, ct, plain, IMG_SECTORS, iv0);
+		sha256_hex(ct, IMG_LEN, hex);
+		t_result(!strcmp(hex, want), tname,
+			 "SHA-256 of ciphertext %s, expected %s (IV start sector %llu)",
+			 hex, want, iv0);
+		snprintf(tname, sizeof(tname), "decrypt-%s-%s", name, how);
+		loop_aes_decrypt(ctx, back, ct, IMG_SECTORS, iv0);
+		t_result(!memcmp(back, plain, IMG_LEN), tname,
+			 "decrypting the ciphertext did not give plain64.img back");
+		loop_aes_wipe(ctx);
+	}
+	free(ctx);
+	free(ct);
+	free(back);
+}
+
+/* A single-key case: KB against key_buffer32 of intermediates.tsv. */
+static void check_single_keys(const struct keysetup *ks, const struct tsv *v, int row,
+			      const struct tsv *im, int irow, const char *tname)
+{
+	char kbhex[2 * KEYSETUP_KEY_BUFFER_LEN + 1];
+	const char *want_kb = col(im, irow, "key_buffer32");
+	unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
+
+	t_hex(kbhex, ks->key_buffer, KEYSETUP_KEY_BUFFER_LEN);
+	t_result(!strcmp(kbhex, want_kb) && ks->key_len * 8 == want_bits, tname,
+		 "KB %s (%u-bit key), expected %s (%u-bit); case %s of vectors.tsv",
+		 kbhex, ks->key_len * 8, want_kb, want_bits, col(v, row, "case"));
+}
+
+/* A v2/v3 case: the slots' number and mode, K0, K63 and the v3 seed. */
+static void check_multi_keys(const struct keysetup *ks, const struct tsv *v, int row,
+			     const struct tsv *im, int irow, const char *tname)
+{
+	unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
+	unsigned int want_slots = strcmp(col(v, row, "mode"), "v3") ? 64 : 65;
+	char k0[65], k63[65], seed[33];
+
+	t_hex(k0, ks->slots[0], ks->key_len);
+	t_hex(k63, ks->slots[63], ks->key_len);
+	t_hex(seed, ks->slots[64], 16);
+	t_result(ks->nslots == want_slots && ks->key_len * 8 == want_bits &&
+		 !strcmp(k0, col(im, irow, "K0")) &&
+		 !strcmp(k63, col(im, irow, "K63")) &&
+		 (want_slots == 64 || !strcmp(seed, col(im, irow, "v3_seed16"))) &&
+		 !strcmp(keysetup_mode_name(ks), want_slots == 64 ?
+			 "multi-key-v2" : "multi-key-v3"),
+		 tname, "%u slots (%s), %u-bit keys, K0 %s K63 %s seed %s; expected %u, %u-bit, K0 %s K63 %s seed %s",
+		 ks->nslots, keysetup_mode_name(ks), ks->key_len * 8, k0, k63,
+		 seed, want_slots, want_bits, col(im, irow, "K0"),
+		 col(im, irow, "K63"), col(im, irow, "v3_seed16"));
+}
+
+/*
+ * One case of vectors.tsv, through each way its key source can come: a
+ * passphrase directly and through a pipe, a 1-line key file as a file, a
+ * v2/v3 key file as a file and through a pipe.  Keys checked against
+ * intermediates.tsv, then used on plain64.img.
+ */
+static void run_case(const struct tsv *v, const struct tsv *im, int row,
+		     const char *dir, const unsigned char *plain)
+{
+	static const char * const pass_hows[] = { "direct", "pipe", NULL };
+	static const char * const file_hows[] = { "file", NULL };
+	static const char * const multi_hows[] = { "file", "pipe", NULL };
+	const char *name = col(v, row, "case");
+	int multi = strcmp(col(v, row, "mode"), "single") != 0;
+	const char * const *hows = multi ? multi_hows :
+		strncmp(col(v, row, "key_source"), "file:", 5) ? pass_hows : file_hows;
 	int irow = find_row(im, name);
-	char tname[160], hex[65];
-	int h;
+	char tname[160];
 
 	if (irow < 0) {
 		t_result(0, name, "case missing from intermediates.tsv");
 		return;
 	}
-	if (nhows == 1)
-		hows[0] = "file";
-
-	for (h = 0; h < nhows; h++) {
+	for (; *hows; hows++) {
 		struct keysetup ks;
-		char kbhex[2 * KEYSETUP_KEY_BUFFER_LEN + 1];
-		const char *want_kb = col(im, irow, "key_buffer32");
-		unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
-		unsigned long long iv0 = strtoull(col(v, row, "iv_start_sector"), NULL, 10);
-		struct loop_aes_ctx *ctx;
-		unsigned char *ct, *back;
 		int rc;
 
 		keysetup_init(&ks, "test_keysetup");
-		snprintf(tname, sizeof(tname), "keysetup-%s-%s", name, hows[h]);
-		rc = setup_case(&ks, v, row, dir, hows[h]);
+		snprintf(tname, sizeof(tname), "keysetup-%s-%s", name, *hows);
+		rc = setup_case(&ks, v, row, dir, *hows);
 		if (!rc)
 			rc = keysetup_derive(&ks);
 		if (rc) {
@@ -242,148 +358,15 @@ static void run_vector_case(const struct tsv *v, const struct tsv *im, int row,
 			keysetup_wipe(&ks);
 			continue;
 		}
-		t_hex(kbhex, ks.key_buffer, KEYSETUP_KEY_BUFFER_LEN);
-		t_result(!strcmp(kbhex, want_kb) && ks.key_len * 8 == want_bits, tname,
-		      "KB %s (%u-bit key), expected %s (%u-bit); case %s of vectors.tsv",
-		      kbhex, ks.key_len * 8, want_kb, want_bits, name);
-
-		/* The data: encrypt plain64.img and compare, then decrypt back. */
-		snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, hows[h]);
-		ctx = malloc(loop_aes_ctx_size(1));
-		ct = malloc(IMG_LEN);
-		back = malloc(IMG_LEN);
-		if (!ctx || !ct || !back ||
-		    loop_aes_setup_single(ctx, ks.key_buffer, ks.key_len)) {
-			t_result(0, tname, "cannot set up the AES key (%u bytes)", ks.key_len);
-		} else {
-			loop_aes_encrypt(ctx, ct, plain, IMG_SECTORS, iv0);
-			sha256_hex(ct, IMG_LEN, hex);
-			t_result(!strcmp(hex, col(v, row, "sha256_ciphertext")), tname,
-			      "SHA-256 of ciphertext %s, expected %s (IV start sector %llu)",
-			      hex, col(v, row, "sha256_ciphertext"), iv0);
-			snprintf(tname, sizeof(tname), "decrypt-%s-%s", name, hows[h]);
-			loop_aes_decrypt(ctx, back, ct, IMG_SECTORS, iv0);
-			t_result(!memcmp(back, plain, IMG_LEN), tname,
-			      "decrypting the ciphertext did not give plain64.img back");
-			loop_aes_wipe(ctx);
-		}
-		free(ctx);
-		free(ct);
-		free(back);
+		if (multi)
+			check_multi_keys(&ks, v, row, im, irow, tname);
+		else
+			check_single_keys(&ks, v, row, im, irow, tname);
+		check_image(&ks, multi, v, row, *hows, plain);
 		keysetup_wipe(&ks);
-	}
-}
-
-/* Open @path and return a pipe that holds its whole content. */
-static int pipe_of_file(const char *path)
-{
-	size_t len = 0;
-	char *data = read_file(path, &len);
-	int fds[2], ok;
-
-	if (!data || pipe(fds)) {
-		free(data);
-		return -1;
-	}
-	ok = write(fds[1], data, len) == (ssize_t)len;
-	close(fds[1]);
-	free(data);
-	if (!ok) {
-		close(fds[0]);
-		return -1;
-	}
-	return fds[0];
-}
-
-/* A v2/v3 case: slots from the key file, checked and used on plain64.img. */
-static void run_multi_case(const struct tsv *v, const struct tsv *im, int row,
-			   const char *dir, const unsigned char *plain)
-{
-	const char *name = col(v, row, "case");
-	const char *hows[2] = { "file", "pipe" };
-	int irow = find_row(im, name), h;
-	char tname[160], hex[65];
-
-	if (irow < 0) {
-		t_result(0, name, "case missing from intermediates.tsv");
-		return;
-	}
-	for (h = 0; h < 2; h++) {
-		struct keysetup ks;
-		unsigned int want_bits = (unsigned int)atoi(col(v, row, "key_bits"));
-		unsigned int want_slots = strcmp(col(v, row, "mode"), "v3") ? 64 : 65;
-		unsigned long long iv0 = strtoull(col(v, row, "iv_start_sector"), NULL, 10);
-		char k0[65], k63[65], seed[33];
-		struct loop_aes_ctx *ctx;
-		unsigned char *ct, *back;
-		int rc;
-
-		keysetup_init(&ks, "test_keysetup");
-		snprintf(tname, sizeof(tname), "keysetup-%s-%s", name, hows[h]);
-		rc = keysetup_set_cipher(&ks, col(v, row, "cipher"));
-		if (!rc && strcmp(col(v, row, "hash"), "default"))
-			rc = keysetup_set_hash(&ks, col(v, row, "hash"));
-		if (!rc) {
-			char path[PATH_MAX + 64];
-
-			snprintf(path, sizeof(path), "%s/%s", dir,
-				 col(v, row, "key_source") + 5);
-			if (h == 0) {
-				rc = keysetup_read_file(&ks, path);
-			} else {
-				int fd = pipe_of_file(path);
-
-				rc = fd < 0 ? -EIO : keysetup_read_fd(&ks, fd);
-				if (fd >= 0)
-					close(fd);
-			}
-		}
-		if (!rc)
-			rc = keysetup_derive(&ks);
-		if (rc) {
-			t_result(0, tname, "key setup failed (%d): %s", rc, ks.errmsg);
-			keysetup_wipe(&ks);
-			continue;
-		}
-		t_hex(k0, ks.slots[0], ks.key_len);
-		t_hex(k63, ks.slots[63], ks.key_len);
-		t_hex(seed, ks.slots[64], 16);
-		t_result(ks.nslots == want_slots && ks.key_len * 8 == want_bits &&
-			 !strcmp(k0, col(im, irow, "K0")) &&
-			 !strcmp(k63, col(im, irow, "K63")) &&
-			 (want_slots == 64 || !strcmp(seed, col(im, irow, "v3_seed16"))) &&
-			 !strcmp(keysetup_mode_name(&ks), want_slots == 64 ?
-				 "multi-key-v2" : "multi-key-v3"),
-			 tname, "%u slots (%s), %u-bit keys, K0 %s K63 %s seed %s; expected %u, %u-bit, K0 %s K63 %s seed %s",
-			 ks.nslots, keysetup_mode_name(&ks), ks.key_len * 8, k0, k63,
-			 seed, want_slots, want_bits, col(im, irow, "K0"),
-			 col(im, irow, "K63"), col(im, irow, "v3_seed16"));
-
-		snprintf(tname, sizeof(tname), "encrypt-%s-%s", name, hows[h]);
-		ctx = malloc(loop_aes_ctx_size(64));
-		ct = malloc(IMG_LEN);
-		back = malloc(IMG_LEN);
-		if (!ctx || !ct || !back ||
-		    loop_aes_setup_multi(ctx, &ks.slots[0][0], ks.nslots, ks.key_len)) {
-			t_result(0, tname, "cannot set up the multi-key context");
-		} else {
-			loop_aes_encrypt(ctx, ct, plain, IMG_SECTORS, iv0);
-			sha256_hex(ct, IMG_LEN, hex);
-			t_result(!strcmp(hex, col(v, row, "sha256_ciphertext")), tname,
-				 "SHA-256 of ciphertext %s, expected %s (IV start sector %llu)",
-				 hex, col(v, row, "sha256_ciphertext"), iv0);
-			snprintf(tname, sizeof(tname), "decrypt-%s-%s", name, hows[h]);
-			loop_aes_decrypt(ctx, back, ct, IMG_SECTORS, iv0);
-			t_result(!memcmp(back, plain, IMG_LEN), tname,
-				 "decrypting the ciphertext did not give plain64.img back");
-			loop_aes_wipe(ctx);
-		}
-		free(ctx);
-		free(ct);
-		free(back);
-		keysetup_wipe(&ks);
-		t_result(ks.nslots == 0 && ks.slots[0][0] == 0 && ks.slots[64][1] == 0,
-			 name, "keysetup_wipe left the slots");
+		if (multi)
+			t_result(ks.nslots == 0 && ks.slots[0][0] == 0 &&
+				 ks.slots[64][1] == 0, name, "keysetup_wipe left the slots");
 	}
 }
 
@@ -450,34 +433,49 @@ static void test_cipher_names(void)
 
 static void test_option_parsing(void)
 {
-	static const char * const good_hashes[] = {
-		"sha256", "SHA384", "sha512", "rmd160", "unhashed1", "UNHASHED2",
-	};
-	static const char * const bad_hashes[] = { "md5", "sha1", "", "sha256x", "rmd" };
-	static const char * const good_iters[] = { "0", "1", "5", "100" };
-	static const char * const bad_iters[] = {
-		"", "abc", "1x", "-1", "+1", " 1", "1.5",
-		"99999999999999999999999",
+	/* -H and -C arguments; err: NULL accepted, else rejected (-EINVAL) with it in the message. */
+	static const struct {
+		int iter;	/* 0: keysetup_set_hash, 1: keysetup_set_itercountk */
+		const char *arg, *err;
+	} cases[] = {
+		{ 0, "sha256", NULL }, { 0, "SHA384", NULL }, { 0, "sha512", NULL },
+		{ 0, "rmd160", NULL }, { 0, "unhashed1", NULL }, { 0, "UNHASHED2", NULL },
+		{ 0, "md5", "unknown password hash" }, { 0, "sha1", "unknown password hash" },
+		{ 0, "", "unknown password hash" }, { 0, "sha256x", "unknown password hash" },
+		{ 0, "rmd", "unknown password hash" },
+		{ 0, "random/", "" }, { 0, "random/9", "" }, { 0, "random/17777", "" },
+		{ 0, "random/x", "" }, { 0, "randomx", "" },
+		{ 1, "0", NULL }, { 1, "1", NULL }, { 1, "5", NULL }, { 1, "100", NULL },
+		{ 1, "", "iteration count" }, { 1, "abc", "iteration count" },
+		{ 1, "1x", "iteration count" }, { 1, "-1", "iteration count" },
+		{ 1, "+1", "iteration count" }, { 1, " 1", "iteration count" },
+		{ 1, "1.5", "iteration count" },
+		{ 1, "99999999999999999999999", "iteration count" },
 	};
 	struct keysetup ks;
 	char tname[64];
 	size_t i;
 	int rc;
 
-	for (i = 0; i < sizeof(good_hashes) / sizeof(good_hashes[0]); i++) {
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const char *what = cases[i].iter ? "itercountk" : "hash-name";
+		const char *arg = cases[i].arg, *err = cases[i].err;
+
 		keysetup_init(&ks, NULL);
-		rc = keysetup_set_hash(&ks, good_hashes[i]);
-		snprintf(tname, sizeof(tname), "hash-name-%s", good_hashes[i]);
-		t_result(rc == 0, tname, "keysetup_set_hash(\"%s\") = %d: %s",
-		      good_hashes[i], rc, ks.errmsg);
-	}
-	for (i = 0; i < sizeof(bad_hashes) / sizeof(bad_hashes[0]); i++) {
-		keysetup_init(&ks, NULL);
-		rc = keysetup_set_hash(&ks, bad_hashes[i]);
-		snprintf(tname, sizeof(tname), "hash-name-bad-'%s'", bad_hashes[i]);
-		t_result(rc == -EINVAL && strstr(ks.errmsg, "unknown password hash"), tname,
-		      "keysetup_set_hash(\"%s\") = %d (%s), expected -EINVAL",
-		      bad_hashes[i], rc, ks.errmsg);
+		rc = cases[i].iter ? keysetup_set_itercountk(&ks, arg) :
+				     keysetup_set_hash(&ks, arg);
+		if (!err) {
+			snprintf(tname, sizeof(tname), "%s-%s", what, arg);
+			t_result(rc == 0 && (!cases[i].iter ||
+					     ks.itercountk == strtoul(arg, NULL, 10)),
+				 tname, "%s(\"%s\") = %d (%s), value %lu", what, arg,
+				 rc, ks.errmsg, ks.itercountk);
+		} else {
+			snprintf(tname, sizeof(tname), "%s-bad-'%s'", what, arg);
+			t_result(rc == -EINVAL && strstr(ks.errmsg, err), tname,
+				 "%s(\"%s\") = %d (%s), expected -EINVAL", what, arg,
+				 rc, ks.errmsg);
+		}
 	}
 	keysetup_init(&ks, NULL);
 	rc = keysetup_set_hash(&ks, "random");
@@ -488,68 +486,40 @@ static void test_option_parsing(void)
 	t_result(rc == 0 && ks.hash == KEYSETUP_HASH_RANDOM && ks.random_mode == 01777,
 		 "hash-name-random-mode", "keysetup_set_hash(\"RANDOM/1777\") = %d (%s), mode %o",
 		 rc, ks.errmsg, (unsigned int)ks.random_mode);
-	{
-		static const char * const bad_random[] = {
-			"random/", "random/9", "random/17777", "random/x", "randomx",
-		};
-
-		for (i = 0; i < sizeof(bad_random) / sizeof(bad_random[0]); i++) {
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_hash(&ks, bad_random[i]);
-			snprintf(tname, sizeof(tname), "hash-name-bad-'%s'", bad_random[i]);
-			t_result(rc == -EINVAL, tname, "keysetup_set_hash(\"%s\") = %d, expected -EINVAL",
-				 bad_random[i], rc);
-		}
-	}
-
-	for (i = 0; i < sizeof(good_iters) / sizeof(good_iters[0]); i++) {
-		keysetup_init(&ks, NULL);
-		rc = keysetup_set_itercountk(&ks, good_iters[i]);
-		snprintf(tname, sizeof(tname), "itercountk-%s", good_iters[i]);
-		t_result(rc == 0 && ks.itercountk == strtoul(good_iters[i], NULL, 10),
-		      tname, "keysetup_set_itercountk(\"%s\") = %d, value %lu",
-		      good_iters[i], rc, ks.itercountk);
-	}
-	for (i = 0; i < sizeof(bad_iters) / sizeof(bad_iters[0]); i++) {
-		keysetup_init(&ks, NULL);
-		rc = keysetup_set_itercountk(&ks, bad_iters[i]);
-		snprintf(tname, sizeof(tname), "itercountk-bad-'%s'", bad_iters[i]);
-		t_result(rc == -EINVAL && strstr(ks.errmsg, "iteration count"), tname,
-		      "keysetup_set_itercountk(\"%s\") = %d (%s), expected -EINVAL",
-		      bad_iters[i], rc, ks.errmsg);
-	}
 }
 
+/* The minimum passphrase length (20 characters, 1 with rmd160 and unhashed2). */
 static void test_min_length(void)
 {
+	static const struct {
+		const char *name, *hash, *seed, *pass;
+		int rc;
+		const char *err;	/* in the message, if not NULL */
+	} cases[] = {
+		{ "min-length-19-default", NULL, NULL, "nineteen-characters", -EINVAL, "too short" },
+		{ "min-length-20-default", NULL, NULL, "twenty-characters-ok", 0, NULL },
+		{ "min-length-seed-not-counted", "sha512", "a-long-seed-does-not-count",
+		  "short", -EINVAL, NULL },
+		{ "min-length-1-rmd160", "rmd160", NULL, "x", 0, NULL },
+		{ "min-length-1-unhashed2", "unhashed2", NULL, "x", 0, NULL },
+		{ "min-length-0-rmd160", "rmd160", NULL, "", -EINVAL, NULL },
+		{ "min-length-19-unhashed1", "unhashed1", NULL, "nineteen-characters",
+		  -EINVAL, NULL },
+	};
 	char msg[256];
+	size_t i;
 	int rc;
 
-	rc = derive("AES128", NULL, NULL, "nineteen-characters", NULL, NULL,
-		    msg, sizeof(msg));
-	t_result(rc == -EINVAL && strstr(msg, "too short"), "min-length-19-default",
-	      "19-character passphrase: rc %d (%s), expected -EINVAL 'too short'",
-	      rc, msg);
-	rc = derive("AES128", NULL, NULL, "twenty-characters-ok", NULL, NULL,
-		    msg, sizeof(msg));
-	t_result(rc == 0, "min-length-20-default", "20 characters: rc %d (%s)", rc, msg);
-	rc = derive("AES128", "sha512", "a-long-seed-does-not-count", "short",
-		    NULL, NULL, msg, sizeof(msg));
-	t_result(rc == -EINVAL, "min-length-seed-not-counted",
-	      "5-character passphrase with a long seed: rc %d, expected -EINVAL", rc);
-	rc = derive("AES128", "rmd160", NULL, "x", NULL, NULL, msg, sizeof(msg));
-	t_result(rc == 0, "min-length-1-rmd160", "1 character with rmd160: rc %d (%s)",
-	      rc, msg);
-	rc = derive("AES128", "unhashed2", NULL, "x", NULL, NULL, msg, sizeof(msg));
-	t_result(rc == 0, "min-length-1-unhashed2",
-	      "1 character with unhashed2: rc %d (%s)", rc, msg);
-	rc = derive("AES128", "rmd160", NULL, "", NULL, NULL, msg, sizeof(msg));
-	t_result(rc == -EINVAL, "min-length-0-rmd160",
-	      "empty passphrase with rmd160: rc %d, expected -EINVAL", rc);
-	rc = derive("AES128", "unhashed1", NULL, "nineteen-characters", NULL,
-		    NULL, msg, sizeof(msg));
-	t_result(rc == -EINVAL, "min-length-19-unhashed1",
-	      "19 characters with unhashed1: rc %d, expected -EINVAL", rc);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		rc = derive("AES128", cases[i].hash, cases[i].seed, cases[i].pass,
+			    NULL, NULL, msg, sizeof(msg));
+		t_result(rc == cases[i].rc && (!cases[i].err || strstr(msg, cases[i].err)),
+			 cases[i].name,
+			 "%zu-character passphrase, -H %s, seed %s: rc %d (%s), expected %d %s",
+			 strlen(cases[i].pass), cases[i].hash ? cases[i].hash : "default",
+			 cases[i].seed ? cases[i].seed : "none", rc, msg, cases[i].rc,
+			 cases[i].err ? cases[i].err : "");
+	}
 }
 
 /*
@@ -572,365 +542,235 @@ static void test_unhashed1_seed(void)
 	      rc1, rc2, len1, len2, !memcmp(kb1, kb2, 32));
 }
 
-static int pipe_with(const char *data, size_t len)
+/*
+ * Key data from a pipe holding @len bytes of @data: AES128, read, derive,
+ * stopping at the first error; @lenient as losetup's lenient mode.
+ */
+static int derive_pipe(struct keysetup *ks, const char *data, size_t len, int lenient)
 {
-	int fds[2];
+	int fd = pipe_with(data, len), rc;
 
-	if (pipe(fds))
-		return -1;
-	if (write(fds[1], data, len) != (ssize_t)len) {
-		close(fds[0]);
-		close(fds[1]);
-		return -1;
-	}
-	close(fds[1]);
-	return fds[0];
+	keysetup_init(ks, lenient ? "test_keysetup (warning expected)" : NULL);
+	ks->lenient = lenient;
+	if (fd < 0)
+		return -EIO;
+	rc = keysetup_set_cipher(ks, "AES128");
+	if (!rc)
+		rc = keysetup_read_fd(ks, fd);
+	if (!rc)
+		rc = keysetup_derive(ks);
+	close(fd);
+	return rc;
 }
 
-static void test_line_reader(const char *dir)
+/* What a key data case's keys are compared with. */
+enum same_as { SAME_NONE, SAME_PASS_KB, SAME_LINE1_KB, SAME_65_SLOTS };
+
+/*
+ * Key data made of whole lines and a tail: strict loop-AES reading refuses
+ * 63 lines, 2 lines or a cut last line; lenient reading takes what
+ * loop-AES takes.  data: NULL, the first lines of 67 long lines (lines *
+ * line length + extra bytes), else the string itself.
+ */
+static const struct line_case {
+	const char *name, *data;
+	int lines, extra, lenient, rc;
+	const char *err1, *err2;	/* in the message, if not NULL */
+	int nslots;			/* -1: not checked */
+	enum same_as same;
+} line_cases[] = {
+	{ "lines-66-lenient-v3-first-65", NULL, 66, 0, 1, 0, NULL, NULL, 65, SAME_65_SLOTS },
+	{ "lines-63-strict-refused", NULL, 63, 0, 0, -EINVAL, "63 lines",
+	  "line 1 as a single-key", -1, SAME_NONE },
+	{ "lines-63-lenient-single-key-line-1", NULL, 63, 0, 1, 0, NULL, NULL, 0,
+	  SAME_LINE1_KB },
+	/* 65 lines, the last one cut (no newline): truncated. */
+	{ "lines-65-unterminated-refused", NULL, 65, -5, 0, -EINVAL, "truncated", NULL,
+	  -1, SAME_NONE },
+	/* ... and cut short of 20 characters: would be v2 silently. */
+	{ "lines-64-and-a-cut-line-refused", NULL, 64, 7, 0, -EINVAL, "line 65", NULL,
+	  -1, SAME_NONE },
+	{ "lines-65-unterminated-lenient", NULL, 65, -5, 1, 0, NULL, NULL, 65, SAME_NONE },
+	/* 2 long lines: strict refuses; lenient: line 0 as a passphrase. */
+	{ "lines-2-strict-refused", PASS "\n" LONG26 "\n", 0, 0, 0, -EINVAL, "2 lines",
+	  NULL, -1, SAME_NONE },
+	{ "lines-2-lenient-single-key", PASS "\n" LONG26 "\n", 0, 0, 1, 0, NULL, NULL, -1,
+	  SAME_PASS_KB },
+	/* A passphrase without newline (echo -n) is fine. */
+	{ "lines-single-unterminated-ok", PASS, 0, 0, 0, 0, NULL, NULL, -1, SAME_PASS_KB },
+};
+
+static void run_line_cases(const char *data, size_t line, const unsigned char *pass_kb)
 {
-	static const char long20[] = "abcdefghijklmnopqrstuvwxyz";	/* 26 */
+	unsigned char slots65[65][32], kb1[32];
 	struct keysetup ks;
-	char path[PATH_MAX + 64], buf[64], *big;
-	unsigned char kb_cr[32], kb[32];
+	size_t i;
+	int rc;
+
+	/* The references: the first 65 lines alone, line 1 alone. */
+	derive_pipe(&ks, data, 65 * line, 0);
+	memcpy(slots65, ks.slots, sizeof(slots65));
+	keysetup_wipe(&ks);
+	derive_pipe(&ks, data, line, 0);
+	memcpy(kb1, ks.key_buffer, 32);
+	keysetup_wipe(&ks);
+
+	for (i = 0; i < sizeof(line_cases) / sizeof(line_cases[0]); i++) {
+		const struct line_case *c = &line_cases[i];
+		const char *d = c->data ? c->data : data;
+		size_t len = c->data ? strlen(c->data) : c->lines * line + c->extra;
+		int same = 1;
+
+		rc = derive_pipe(&ks, d, len, c->lenient);
+		if (c->same == SAME_65_SLOTS)
+			same = !memcmp(ks.slots, slots65, sizeof(slots65));
+		else if (c->same != SAME_NONE)
+			same = !memcmp(ks.key_buffer,
+				       c->same == SAME_PASS_KB ? pass_kb : kb1, 32);
+		t_result(rc == c->rc && (!c->err1 || strstr(ks.errmsg, c->err1)) &&
+			 (!c->err2 || strstr(ks.errmsg, c->err2)) &&
+			 (c->nslots < 0 || ks.nslots == (unsigned int)c->nslots) && same,
+			 c->name, "rc %d (%s), %u slots, same keys as expected: %d; expected rc %d",
+			 rc, ks.errmsg, ks.nslots, same, c->rc);
+		keysetup_wipe(&ks);
+	}
+}
+
+/* Length limit: 4094 characters pass, 4095 fail. */
+static void test_line_length(void)
+{
+	char *big = malloc(KEYSETUP_LINE_MAX + 3);
+	char tmpl[] = "/tmp/test_keysetup.XXXXXX";
+	struct keysetup ks;
+	int fd, tfd, rc;
+
+	if (!big)
+		return;
+	tfd = mkstemp(tmpl);
+	memset(big, 'k', KEYSETUP_LINE_MAX + 1);
+	big[KEYSETUP_LINE_MAX] = '\n';
+	if (tfd >= 0 &&
+	    write(tfd, big, KEYSETUP_LINE_MAX + 1) == KEYSETUP_LINE_MAX + 1) {
+		keysetup_init(&ks, NULL);
+		rc = keysetup_read_file(&ks, tmpl);
+		t_result(rc == 0 && ks.line_len[0] == KEYSETUP_LINE_MAX,
+		      "lines-4094-characters", "rc %d: %s", rc, ks.errmsg);
+		keysetup_wipe(&ks);
+	} else {
+		t_result(0, "lines-4094-characters", "cannot write %s", tmpl);
+	}
+	if (tfd >= 0)
+		close(tfd);
+	unlink(tmpl);
+
+	memset(big, 'k', KEYSETUP_LINE_MAX + 1);
+	big[KEYSETUP_LINE_MAX + 1] = '\n';
+	fd = pipe_with(big, KEYSETUP_LINE_MAX + 2);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	t_result(rc == -EMSGSIZE && strstr(ks.errmsg, "longer than") &&
+	      ks.nstored == 0, "lines-4095-characters-rejected",
+	      "rc %d (%s), expected -EMSGSIZE", rc, ks.errmsg);
+	close(fd);
+	keysetup_wipe(&ks);
+	free(big);
+}
+
+/* Multi-key files: counted, then derived into 64/65 slots. */
+static void test_key_files(const char *dir)
+{
+	static const char * const files[] = { "keys64.txt", "keys65.txt" };
+	static const unsigned int lines[] = { 64, 65 };
+	char path[PATH_MAX + 64], tname[64];
+	struct keysetup ks;
+	int i, rc;
+
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
+		keysetup_init(&ks, NULL);
+		rc = keysetup_set_cipher(&ks, "AES128");
+		if (!rc)
+			rc = keysetup_read_file(&ks, path);
+		snprintf(tname, sizeof(tname), "multi-key-%s-count", files[i]);
+		t_result(rc == 0 && ks.nkeys == lines[i], tname,
+		      "rc %d (%s), %u key lines, expected %u", rc,
+		      ks.errmsg, ks.nkeys, lines[i]);
+		rc = keysetup_derive(&ks);
+		snprintf(tname, sizeof(tname), "multi-key-%s-derive", files[i]);
+		t_result(rc == 0 && ks.nslots == lines[i] && ks.nstored == 0,
+			 tname, "keysetup_derive = %d (%s), %u slots, %u lines kept",
+			 rc, ks.errmsg, ks.nslots, ks.nstored);
+		keysetup_wipe(&ks);
+	}
+}
+
+/*
+ * 67 long lines: at most 66 are read; strict refuses 66, lenient takes the
+ * first 65 as loop-AES does (the same slots as those 65 alone); then the
+ * other line counts of line_cases.
+ */
+static void test_many_lines(void)
+{
+	size_t line = strlen(LONG26) + 1, total = 67 * line + 4, i;
+	char *data = malloc(total + 1), rest[sizeof(LONG26) + 8];
+	unsigned char pass_kb[32];
+	struct keysetup ks;
 	int fd, rc;
 	ssize_t n;
 
-	/* The reader takes the key data and nothing more from the descriptor. */
-	snprintf(buf, sizeof(buf), "%s\nshort\nREST", long20);
-	fd = pipe_with(buf, strlen(buf));
-	keysetup_init(&ks, NULL);
-	rc = keysetup_read_fd(&ks, fd);
-	n = read(fd, buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
-	t_result(rc == 0 && ks.nkeys == 1 && ks.nstored == 2 &&
-	      !strcmp(ks.lines[0], long20) && !strcmp(buf, "REST"),
-	      "lines-stop-at-short-line",
-	      "rc %d, %u key lines, %u stored, left in pipe '%s' (expected 1, 2, 'REST')",
-	      rc, ks.nkeys, ks.nstored, buf);
-	close(fd);
-	keysetup_wipe(&ks);
-
-	/* NUL ends a line like newline; CR is kept. */
-	fd = pipe_with("abcdefghijklmnopqrstuvwxyz\0zzzzzzzzzzzzzzzzzzzzzz\r\n", 51);
-	keysetup_init(&ks, NULL);
-	rc = keysetup_read_fd(&ks, fd);
-	t_result(rc == 0 && ks.nkeys == 2 && !strcmp(ks.lines[0], long20) &&
-	      ks.line_len[1] == 23 && ks.lines[1][22] == '\r', "lines-nul-ends-cr-kept",
-	      "rc %d, %u key lines, second line length %zu (expected 2 lines, 23 with CR)",
-	      rc, ks.nkeys, ks.nstored > 1 ? ks.line_len[1] : 0);
-	close(fd);
-	keysetup_wipe(&ks);
-
-	/* A CR makes another passphrase: key differs from the one without. */
-	fd = pipe_with("correct horse battery staple 2026\r\n", 35);
-	keysetup_init(&ks, NULL);
+	if (!data)
+		return;
+	for (i = 0; i < 67; i++)
+		snprintf(data + i * line, line + 1, "%.*s%c\n",
+			 (int)strlen(LONG26) - 1, LONG26, (char)('A' + i % 26));
+	memcpy(data + 67 * line, "REST", 4);
+	fd = pipe_with(data, total);
+	keysetup_init(&ks, "test_keysetup");
 	rc = keysetup_set_cipher(&ks, "AES128");
 	if (!rc)
 		rc = keysetup_read_fd(&ks, fd);
-	if (!rc)
-		rc = keysetup_derive(&ks);
-	memcpy(kb_cr, ks.key_buffer, 32);
-	close(fd);
-	keysetup_wipe(&ks);
-	derive("AES128", NULL, NULL, "correct horse battery staple 2026", kb, NULL,
-	       NULL, 0);
-	t_result(rc == 0 && memcmp(kb, kb_cr, 32), "lines-cr-is-part-of-passphrase",
-	      "rc %d; KB with CR equals KB without: %d", rc, !memcmp(kb, kb_cr, 32));
-
-	/* No newline at the end of the data is fine. */
-	fd = pipe_with(long20, strlen(long20));
-	keysetup_init(&ks, NULL);
-	rc = keysetup_read_fd(&ks, fd);
-	t_result(rc == 0 && ks.nkeys == 1 && !strcmp(ks.lines[0], long20),
-	      "lines-eof-without-newline", "rc %d, %u key lines", rc, ks.nkeys);
+	n = read(fd, rest, sizeof(rest) - 1);
+	rest[n > 0 ? n : 0] = '\0';
+	t_result(rc == 0 && ks.nkeys == 66 && ks.nstored == 66 &&
+		 !strncmp(rest, LONG26, strlen(LONG26) - 1),
+		 "lines-at-most-66",
+		 "rc %d, %u key lines, %u stored, next in pipe '%.10s' (expected 66, 66, line 67)",
+		 rc, ks.nkeys, ks.nstored, rest);
+	rc = keysetup_derive(&ks);
+	t_result(rc == -EINVAL && strstr(ks.errmsg, "unknown key data format") &&
+		 strstr(ks.errmsg, "first 65"),
+		 "lines-66-strict-refused", "keysetup_derive = %d (%s)",
+		 rc, ks.errmsg);
 	close(fd);
 	keysetup_wipe(&ks);
 
-	/* Length limit: 4094 characters pass, 4095 fail. */
-	big = malloc(KEYSETUP_LINE_MAX + 3);
-	if (big) {
-		char tmpl[] = "/tmp/test_keysetup.XXXXXX";
-		int tfd = mkstemp(tmpl);
+	derive("AES128", NULL, NULL, PASS, pass_kb, NULL, NULL, 0);
+	run_line_cases(data, line, pass_kb);
+	free(data);
+}
 
-		memset(big, 'k', KEYSETUP_LINE_MAX + 1);
-		big[KEYSETUP_LINE_MAX] = '\n';
-		if (tfd >= 0 &&
-		    write(tfd, big, KEYSETUP_LINE_MAX + 1) == KEYSETUP_LINE_MAX + 1) {
-			keysetup_init(&ks, NULL);
-			rc = keysetup_read_file(&ks, tmpl);
-			t_result(rc == 0 && ks.line_len[0] == KEYSETUP_LINE_MAX,
-			      "lines-4094-characters", "rc %d: %s", rc, ks.errmsg);
-			keysetup_wipe(&ks);
-		} else {
-			t_result(0, "lines-4094-characters", "cannot write %s", tmpl);
-		}
-		if (tfd >= 0)
-			close(tfd);
-		unlink(tmpl);
-
-		memset(big, 'k', KEYSETUP_LINE_MAX + 1);
-		big[KEYSETUP_LINE_MAX + 1] = '\n';
-		fd = pipe_with(big, KEYSETUP_LINE_MAX + 2);
-		keysetup_init(&ks, NULL);
-		rc = keysetup_read_fd(&ks, fd);
-		t_result(rc == -EMSGSIZE && strstr(ks.errmsg, "longer than") &&
-		      ks.nstored == 0, "lines-4095-characters-rejected",
-		      "rc %d (%s), expected -EMSGSIZE", rc, ks.errmsg);
-		close(fd);
-		keysetup_wipe(&ks);
-		free(big);
-	}
-
-	/* Bad descriptor and missing file: clear messages. */
-	keysetup_init(&ks, NULL);
-	rc = keysetup_read_fd(&ks, 1000);
-	t_result(rc == -EBADF && strstr(ks.errmsg, "descriptor 1000"), "read-fd-bad",
-	      "rc %d (%s), expected -EBADF naming the descriptor", rc, ks.errmsg);
-	rc = keysetup_read_file(&ks, "/nonexistent/key-file");
-	t_result(rc == -ENOENT && strstr(ks.errmsg, "/nonexistent/key-file"),
-	      "read-file-missing", "rc %d (%s)", rc, ks.errmsg);
-	keysetup_wipe(&ks);
-
-	/* Multi-key files: counted, then derived into 64/65 slots. */
-	{
-		static const char * const files[] = { "keys64.txt", "keys65.txt" };
-		static const unsigned int lines[] = { 64, 65 };
-		int i;
-
-		for (i = 0; i < 2; i++) {
-			char tname[64];
-
-			snprintf(path, sizeof(path), "%s/%s", dir, files[i]);
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_file(&ks, path);
-			snprintf(tname, sizeof(tname), "multi-key-%s-count", files[i]);
-			t_result(rc == 0 && ks.nkeys == lines[i], tname,
-			      "rc %d (%s), %u key lines, expected %u", rc,
-			      ks.errmsg, ks.nkeys, lines[i]);
-			rc = keysetup_derive(&ks);
-			snprintf(tname, sizeof(tname), "multi-key-%s-derive", files[i]);
-			t_result(rc == 0 && ks.nslots == lines[i] && ks.nstored == 0,
-				 tname, "keysetup_derive = %d (%s), %u slots, %u lines kept",
-				 rc, ks.errmsg, ks.nslots, ks.nstored);
-			keysetup_wipe(&ks);
-		}
-	}
-
-	/*
-	 * 66 long lines: at most 66 are read; strict refuses, lenient takes the
-	 * first 65 as loop-AES does (the same slots as those 65 alone).
-	 */
-	{
-		size_t line = strlen(long20) + 1, total = 67 * line + 4, i;
-		char *data = malloc(total + 1), rest[sizeof(long20) + 8];
-		unsigned char slots65[65][32];
-
-		if (data) {
-			for (i = 0; i < 67; i++)
-				snprintf(data + i * line, line + 1, "%.*s%c\n",
-					 (int)strlen(long20) - 1, long20,
-					 (char)('A' + i % 26));
-			memcpy(data + 67 * line, "REST", 4);
-			fd = pipe_with(data, total);
-			keysetup_init(&ks, "test_keysetup");
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			n = read(fd, rest, sizeof(rest) - 1);
-			rest[n > 0 ? n : 0] = '\0';
-			t_result(rc == 0 && ks.nkeys == 66 && ks.nstored == 66 &&
-				 !strncmp(rest, long20, strlen(long20) - 1),
-				 "lines-at-most-66",
-				 "rc %d, %u key lines, %u stored, next in pipe '%.10s' (expected 66, 66, line 67)",
-				 rc, ks.nkeys, ks.nstored, rest);
-			rc = keysetup_derive(&ks);
-			t_result(rc == -EINVAL && strstr(ks.errmsg, "unknown key data format") &&
-				 strstr(ks.errmsg, "first 65"),
-				 "lines-66-strict-refused", "keysetup_derive = %d (%s)",
-				 rc, ks.errmsg);
-			close(fd);
-			keysetup_wipe(&ks);
-
-			/* The first 65 lines alone, then all 66 leniently. */
-			fd = pipe_with(data, 65 * line);
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			memcpy(slots65, ks.slots, sizeof(slots65));
-			close(fd);
-			keysetup_wipe(&ks);
-			fd = pipe_with(data, 66 * line);
-			keysetup_init(&ks, "test_keysetup (warning expected)");
-			ks.lenient = 1;
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			t_result(rc == 0 && ks.nslots == 65 &&
-				 !memcmp(ks.slots, slots65, sizeof(slots65)),
-				 "lines-66-lenient-v3-first-65",
-				 "rc %d (%s), %u slots, same as the first 65 lines: %d",
-				 rc, ks.errmsg, ks.nslots,
-				 !memcmp(ks.slots, slots65, sizeof(slots65)));
-			close(fd);
-			keysetup_wipe(&ks);
-
-			/* 63 lines: strict refuses; lenient = line 1 alone. */
-			fd = pipe_with(data, 63 * line);
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			t_result(rc == -EINVAL && strstr(ks.errmsg, "63 lines") &&
-				 strstr(ks.errmsg, "line 1 as a single-key"),
-				 "lines-63-strict-refused", "keysetup_derive = %d (%s)",
-				 rc, ks.errmsg);
-			close(fd);
-			keysetup_wipe(&ks);
-			{
-				unsigned char kb1[32];
-
-				fd = pipe_with(data, line);
-				keysetup_init(&ks, NULL);
-				rc = keysetup_set_cipher(&ks, "AES128");
-				if (!rc)
-					rc = keysetup_read_fd(&ks, fd);
-				if (!rc)
-					rc = keysetup_derive(&ks);
-				memcpy(kb1, ks.key_buffer, 32);
-				close(fd);
-				keysetup_wipe(&ks);
-				fd = pipe_with(data, 63 * line);
-				keysetup_init(&ks, "test_keysetup (warning expected)");
-				ks.lenient = 1;
-				rc = keysetup_set_cipher(&ks, "AES128");
-				if (!rc)
-					rc = keysetup_read_fd(&ks, fd);
-				if (!rc)
-					rc = keysetup_derive(&ks);
-				t_result(rc == 0 && ks.nslots == 0 &&
-					 !memcmp(ks.key_buffer, kb1, 32),
-					 "lines-63-lenient-single-key-line-1",
-					 "rc %d (%s), %u slots, KB of line 1: %d", rc,
-					 ks.errmsg, ks.nslots, !memcmp(ks.key_buffer, kb1, 32));
-				close(fd);
-				keysetup_wipe(&ks);
-			}
-
-			/* 65 lines, the last one cut (no newline): truncated. */
-			fd = pipe_with(data, 65 * line - 5);
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			t_result(rc == -EINVAL && strstr(ks.errmsg, "truncated"),
-				 "lines-65-unterminated-refused", "keysetup_derive = %d (%s)",
-				 rc, ks.errmsg);
-			close(fd);
-			keysetup_wipe(&ks);
-			/* ... and cut short of 20 characters: would be v2 silently. */
-			fd = pipe_with(data, 64 * line + 7);
-			keysetup_init(&ks, NULL);
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			t_result(rc == -EINVAL && strstr(ks.errmsg, "line 65"),
-				 "lines-64-and-a-cut-line-refused", "keysetup_derive = %d (%s)",
-				 rc, ks.errmsg);
-			close(fd);
-			keysetup_wipe(&ks);
-			fd = pipe_with(data, 65 * line - 5);
-			keysetup_init(&ks, "test_keysetup (warning expected)");
-			ks.lenient = 1;
-			rc = keysetup_set_cipher(&ks, "AES128");
-			if (!rc)
-				rc = keysetup_read_fd(&ks, fd);
-			if (!rc)
-				rc = keysetup_derive(&ks);
-			t_result(rc == 0 && ks.nslots == 65, "lines-65-unterminated-lenient",
-				 "keysetup_derive = %d (%s), %u slots", rc, ks.errmsg,
-				 ks.nslots);
-			close(fd);
-			keysetup_wipe(&ks);
-			free(data);
-		}
-	}
-
-	/* 2 long lines: strict refuses; lenient: line 0 as a passphrase. */
-	snprintf(buf, sizeof(buf), "%s\n%s\n", "correct horse battery staple 2026",
-		 long20);
-	fd = pipe_with(buf, strlen(buf));
-	keysetup_init(&ks, NULL);
-	rc = keysetup_set_cipher(&ks, "AES128");
-	if (!rc)
-		rc = keysetup_read_fd(&ks, fd);
-	if (!rc)
-		rc = keysetup_derive(&ks);
-	t_result(rc == -EINVAL && strstr(ks.errmsg, "2 lines"), "lines-2-strict-refused",
-		 "rc %d (%s)", rc, ks.errmsg);
-	close(fd);
-	keysetup_wipe(&ks);
-	fd = pipe_with(buf, strlen(buf));
-	keysetup_init(&ks, "test_keysetup (warning expected)");
-	ks.lenient = 1;
-	rc = keysetup_set_cipher(&ks, "AES128");
-	if (!rc)
-		rc = keysetup_read_fd(&ks, fd);
-	if (!rc)
-		rc = keysetup_derive(&ks);
-	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32), "lines-2-lenient-single-key",
-	      "rc %d (%s); KB equal to the 1-line key: %d", rc, ks.errmsg,
-	      !memcmp(ks.key_buffer, kb, 32));
-	close(fd);
-	keysetup_wipe(&ks);
-
-	/* A passphrase without newline (echo -n) is fine. */
-	fd = pipe_with("correct horse battery staple 2026", 33);
-	keysetup_init(&ks, NULL);
-	rc = keysetup_set_cipher(&ks, "AES128");
-	if (!rc)
-		rc = keysetup_read_fd(&ks, fd);
-	if (!rc)
-		rc = keysetup_derive(&ks);
-	t_result(rc == 0 && !memcmp(ks.key_buffer, kb, 32),
-		 "lines-single-unterminated-ok", "rc %d (%s)", rc, ks.errmsg);
-	close(fd);
-	keysetup_wipe(&ks);
+static void test_random_and_misc(void)
+{
+	struct keysetup ks;
+	int distinct = 1, j, k, rc;
 
 	/* -H random: 65 slots, all different, none zero; nothing read. */
-	{
-		int distinct = 1, j, k;
-
-		keysetup_init(&ks, NULL);
-		rc = keysetup_set_cipher(&ks, "AES256");
-		if (!rc)
-			rc = keysetup_set_hash(&ks, "random");
-		if (!rc)
-			rc = keysetup_derive(&ks);
-		for (j = 0; j < 65; j++)
-			for (k = j + 1; k < 65; k++)
-				if (!memcmp(ks.slots[j], ks.slots[k], 32))
-					distinct = 0;
-		t_result(rc == 0 && ks.nslots == 65 && distinct &&
-			 !memcmp(ks.key_buffer, ks.slots[0], 32) &&
-			 !strcmp(keysetup_mode_name(&ks), "multi-key-v3"),
-			 "random-65-keys", "rc %d (%s), %u slots, distinct %d",
-			 rc, ks.errmsg, ks.nslots, distinct);
-		keysetup_wipe(&ks);
-	}
+	keysetup_init(&ks, NULL);
+	rc = keysetup_set_cipher(&ks, "AES256");
+	if (!rc)
+		rc = keysetup_set_hash(&ks, "random");
+	if (!rc)
+		rc = keysetup_derive(&ks);
+	for (j = 0; j < 65; j++)
+		for (k = j + 1; k < 65; k++)
+			if (!memcmp(ks.slots[j], ks.slots[k], 32))
+				distinct = 0;
+	t_result(rc == 0 && ks.nslots == 65 && distinct &&
+		 !memcmp(ks.key_buffer, ks.slots[0], 32) &&
+		 !strcmp(keysetup_mode_name(&ks), "multi-key-v3"),
+		 "random-65-keys", "rc %d (%s), %u slots, distinct %d",
+		 rc, ks.errmsg, ks.nslots, distinct);
+	keysetup_wipe(&ks);
 
 	t_result(ks.nstored == 0 && ks.lines[0] == NULL, "wipe-drops-lines",
 	      "lines left after keysetup_wipe");
@@ -943,7 +783,7 @@ static void test_line_reader(const char *dir)
 
 	/* derive without a passphrase or a cipher. */
 	keysetup_init(&ks, NULL);
-	rc = keysetup_set_passphrase(&ks, long20, strlen(long20));
+	rc = keysetup_set_passphrase(&ks, LONG26, strlen(LONG26));
 	if (!rc)
 		rc = keysetup_derive(&ks);
 	t_result(rc == -EINVAL && strstr(ks.errmsg, "cipher"), "derive-needs-cipher",
@@ -955,6 +795,70 @@ static void test_line_reader(const char *dir)
 		rc = keysetup_derive(&ks);
 	t_result(rc == -EINVAL && strstr(ks.errmsg, "passphrase"),
 	      "derive-needs-passphrase", "rc %d (%s)", rc, ks.errmsg);
+	keysetup_wipe(&ks);
+}
+
+static void test_line_reader(void)
+{
+	struct keysetup ks;
+	char buf[64];
+	unsigned char kb_cr[32], kb[32];
+	int fd, rc;
+	ssize_t n;
+
+	/* The reader takes the key data and nothing more from the descriptor. */
+	snprintf(buf, sizeof(buf), "%s\nshort\nREST", LONG26);
+	fd = pipe_with(buf, strlen(buf));
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	n = read(fd, buf, sizeof(buf) - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	t_result(rc == 0 && ks.nkeys == 1 && ks.nstored == 2 &&
+	      !strcmp(ks.lines[0], LONG26) && !strcmp(buf, "REST"),
+	      "lines-stop-at-short-line",
+	      "rc %d, %u key lines, %u stored, left in pipe '%s' (expected 1, 2, 'REST')",
+	      rc, ks.nkeys, ks.nstored, buf);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* NUL ends a line like newline; CR is kept. */
+	fd = pipe_with(LONG26 "\0zzzzzzzzzzzzzzzzzzzzzz\r\n", 51);
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	t_result(rc == 0 && ks.nkeys == 2 && !strcmp(ks.lines[0], LONG26) &&
+	      ks.line_len[1] == 23 && ks.lines[1][22] == '\r', "lines-nul-ends-cr-kept",
+	      "rc %d, %u key lines, second line length %zu (expected 2 lines, 23 with CR)",
+	      rc, ks.nkeys, ks.nstored > 1 ? ks.line_len[1] : 0);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	/* A CR makes another passphrase: key differs from the one without. */
+	rc = derive_pipe(&ks, PASS "\r\n", 35, 0);
+	memcpy(kb_cr, ks.key_buffer, 32);
+	keysetup_wipe(&ks);
+	derive("AES128", NULL, NULL, PASS, kb, NULL, NULL, 0);
+	t_result(rc == 0 && memcmp(kb, kb_cr, 32), "lines-cr-is-part-of-passphrase",
+	      "rc %d; KB with CR equals KB without: %d", rc, !memcmp(kb, kb_cr, 32));
+
+	/* No newline at the end of the data is fine. */
+	fd = pipe_with(LONG26, strlen(LONG26));
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, fd);
+	t_result(rc == 0 && ks.nkeys == 1 && !strcmp(ks.lines[0], LONG26),
+	      "lines-eof-without-newline", "rc %d, %u key lines", rc, ks.nkeys);
+	close(fd);
+	keysetup_wipe(&ks);
+
+	test_line_length();
+
+	/* Bad descriptor and missing file: clear messages. */
+	keysetup_init(&ks, NULL);
+	rc = keysetup_read_fd(&ks, 1000);
+	t_result(rc == -EBADF && strstr(ks.errmsg, "descriptor 1000"), "read-fd-bad",
+	      "rc %d (%s), expected -EBADF naming the descriptor", rc, ks.errmsg);
+	rc = keysetup_read_file(&ks, "/nonexistent/key-file");
+	t_result(rc == -ENOENT && strstr(ks.errmsg, "/nonexistent/key-file"),
+	      "read-file-missing", "rc %d (%s)", rc, ks.errmsg);
 	keysetup_wipe(&ks);
 }
 
@@ -1029,12 +933,11 @@ int main(int argc, char **argv)
 		if (!mode)
 			continue;
 		if (!strcmp(mode, "single")) {
-			run_vector_case(v, im, r, dir, plain);
 			nsingle++;
 		} else {
-			run_multi_case(v, im, r, dir, plain);
 			nmulti++;
 		}
+		run_case(v, im, r, dir, plain);
 	}
 	t_result(nsingle >= 20, "vector-cases-found",
 	      "only %d single-key cases in %s/vectors.tsv", nsingle, dir);
@@ -1046,7 +949,10 @@ int main(int argc, char **argv)
 	test_option_parsing();
 	test_min_length();
 	test_unhashed1_seed();
-	test_line_reader(dir);
+	test_line_reader();
+	test_key_files(dir);
+	test_many_lines();
+	test_random_and_misc();
 out:
 	free(v->text);
 	free(im->text);

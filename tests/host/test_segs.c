@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: request segments, single-key, multi-key v2, multi-key v3
 /*
  * test_segs.c - the transforms over a request's scattered segments
  * (loop_aes_encrypt_segs(), loop_aes_decrypt_segs(): the driver's transfer).

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: spawn
 /*
  * test_spawn.c - tools/aesloop-spawn.c, the one way userland starts gpg,
  * systemd-ask-password and mkswap: the paths tried in order (and which

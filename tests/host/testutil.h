@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static int t_failures;
 static int t_count;
@@ -189,6 +190,38 @@ static inline void rng_fill(unsigned char *p, size_t n)
 {
 	while (n--)
 		*p++ = (unsigned char)(rng_next() >> 56);
+}
+
+/*
+ * The run's seed: $AESLOOP_SEED, else the time; printed, so that a failed
+ * run can be repeated, and rng_state set from it.
+ */
+static inline uint64_t t_seed(void)
+{
+	const char *env = getenv("AESLOOP_SEED");
+	uint64_t seed = env && *env ? strtoull(env, NULL, 10) : (uint64_t)time(NULL);
+
+	rng_state = seed ? seed : 1;
+	t_note("seed %llu", (unsigned long long)seed);
+	return seed;
+}
+
+/*
+ * An output of @len bytes at @off in @area (@size bytes, filled with 0xa5
+ * before): nothing outside it was written.
+ */
+static inline int t_guards_intact(const unsigned char *area, size_t size,
+				  size_t off, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < off; i++)
+		if (area[i] != 0xa5)
+			return 0;
+	for (i = off + len; i < size; i++)
+		if (area[i] != 0xa5)
+			return 0;
+	return 1;
 }
 
 #endif /* AESLOOP_TESTUTIL_H */

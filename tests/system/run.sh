@@ -37,13 +37,10 @@ Options:
               the time limit)
   -c CPU      QEMU CPU model (default max: AES-NI; qemu64 has none)
   -M MIB      guest memory in MiB (default 1024)
-  -e NAME=VAL set an environment variable for the guest script (repeatable)
-  -t SECONDS  wall-clock limit for the whole VM run (default 600)
-  -r FILE     append the results to FILE, TAP result lines numbered after its last
   -n PREFIX   prefix of result names (default: SUITE/ and the script's name without .sh)
-  -v          show the whole console while it runs
-  -q          show nothing while it runs, only the results
-  -h          this help
+EOF_USAGE
+	runner_usage_options 600
+	cat <<'EOF_USAGE'
 
 Results: boot (the system reached "running", with the seconds since the kernel started),
 module-load, the script's own results, script-exit, units-after (no failed unit after the
@@ -54,17 +51,10 @@ EOF_USAGE
 }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-say() { echo "system/run.sh: $*" >&2; }
-die() { say "$*"; exit 2; }
-
+# shellcheck source=tests/vm/runner-lib.sh
+. "$top/tests/vm/runner-lib.sh"
+runner_defaults system/run.sh 600
 suite=bookworm
-cpu=max
-mem_mib=1024
-timeout_s=600
-results_file=
-prefix=
-verbosity=1
-guest_env=()
 variant=
 overlay=
 initrd_file=
@@ -72,7 +62,7 @@ extra_disk=
 dmesg_expect=()
 answers=
 rescue=0
-while getopts 's:i:o:d:I:a:k:Rc:M:e:t:r:n:vqh' opt; do
+while getopts "s:i:o:d:I:a:k:R$runner_optstring" opt; do
 	case "$opt" in
 	s) suite=$OPTARG ;;
 	i) variant=$OPTARG ;;
@@ -85,33 +75,12 @@ while getopts 's:i:o:d:I:a:k:Rc:M:e:t:r:n:vqh' opt; do
 		dmesg_expect+=("$OPTARG")
 		;;
 	R) rescue=1 ;;
-	c) cpu=$OPTARG ;;
-	M) mem_mib=$OPTARG ;;
-	e)
-		[[ "$OPTARG" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-e needs NAME=VALUE"
-		guest_env+=("$OPTARG")
-		;;
-	t) timeout_s=$OPTARG ;;
-	r) results_file=$OPTARG ;;
-	n) prefix=$OPTARG ;;
-	v) verbosity=2 ;;
-	q) verbosity=0 ;;
-	h) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) runner_option "$opt" "${OPTARG:-}" ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { usage >&2; exit 2; }
-script=$1
+runner_check_options 256 "$@"
 shift
-[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
-if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt 256 ]; then
-	die "-M needs a number of MiB, at least 256"
-fi
-if [ -n "$results_file" ]; then
-	touch "$results_file" || die "cannot write $results_file"
-	results_file=$(realpath "$results_file")
-fi
 
 for f in "$initrd_file" "$answers"; do
 	[ -z "$f" ] || [ -f "$f" ] || die "$f: no such file"
@@ -149,23 +118,13 @@ if [ -z "$prefix" ]; then
 	prefix=$suite/${prefix%.sh}
 fi
 
-runs="$top/build/system/runs"
-id=$(date +%Y%m%d-%H%M%S)-$$
-rundir="$runs/$id"
+runner_rundir "$top/build/system/runs" "$top/build/system/last" 10
 share="$top/build/vm/share"
-mkdir -p "$rundir" "$share"
-ln -sfn "runs/$id" "$top/build/system/last"
-old=("$runs"/*/)
-if [ "${#old[@]}" -gt 10 ]; then
-	rm -rf "${old[@]:0:${#old[@]}-10}"
-fi
+mkdir -p "$share"
 
-q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
 {
 	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$(cat "$image/module-buildid")"
-	printf 'AESLOOP_SCRIPT=%q\n' "$g_script"
-	printf 'AESLOOP_ARGS=(%s)\n' "$(q_list "$@")"
-	printf 'AESLOOP_ENV=(%s)\n' "$(q_list "${guest_env[@]}")"
+	runner_job_lines "$@"
 } >"$rundir/job"
 
 # The run's own disk: writes go to the overlay, the image stays as built.
@@ -206,25 +165,6 @@ qemu=(
 printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
 echo >>"$rundir/qemu-command"
 
-show() {
-	local line on=0
-	while IFS= read -r line; do
-		line=${line%$'\r'}
-		if [ "$verbosity" -ge 2 ]; then
-			printf '%s\n' "$line"
-			continue
-		fi
-		[ "$verbosity" -ge 1 ] || continue
-		case "$line" in
-		*@@AESLOOP-BEGIN\ *) on=1; printf -- '--- guest: %s\n' "${line#*@@AESLOOP-BEGIN }" ;;
-		*@@AESLOOP-EXIT\ *) on=0; printf -- '--- guest script exit status %s\n' "${line#*@@AESLOOP-EXIT }" ;;
-		*@@AESLOOP-RESULT\ *) printf '%s\n' "${line#*@@AESLOOP-RESULT }" ;;
-		*@@AESLOOP-*) ;;
-		*) [ "$on" = 0 ] || printf '%s\n' "$line" ;;
-		esac
-	done
-}
-
 # -a: types each REPLY once its TEXT has been shown that often (prompts end without a newline,
 # so the console is searched, not read by lines).
 answer() {
@@ -253,20 +193,14 @@ if [ -n "$answers" ]; then
 	answer &
 	feeder=$!
 fi
-set +e
-timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" <"$stdin" 2>&1 | tee "$console" | show
-status=("${PIPESTATUS[@]}")
-set -e
-qemu_rc=${status[0]}
+runner_boot "$stdin" /dev/null
 if [ -n "$feeder" ]; then
 	kill "$feeder" 2>/dev/null || true
 	wait "$feeder" 2>/dev/null || true
 	exec 9>&-
 fi
 rm -f "$rundir/root.qcow2"
-t1=$(date +%s%N)
-elapsed=$(((t1 - t0) / 1000000))
-elapsed_s="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000)))"
+runner_elapsed "$t0"
 boot_s=$(sed -n 's/^@@AESLOOP-BOOT-TIME \([0-9.]*\).*/\1/p' "$channel" 2>/dev/null | head -n 1)
 [ -z "$boot_s" ] || echo "--- $suite: booted to the first result in ${boot_s}s of guest time"
 

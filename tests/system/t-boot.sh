@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: module loading, engine choice, losetup, mount, udev events, single-key
 # System suite: a stock Debian system with aesloop installed as the README says, booted with
 # systemd and udev (tests/system/run.sh).  The loop driver udev and systemd load is aesloop's;
 # its AES path is the one the CPU allows; the patched losetup and mount from /usr/local/sbin

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: Debian packages, DKMS, module loading, losetup
 # System suite on the bookworm-deb image (tests/system/image.sh): aesloop installed from its
 # Debian packages with apt, DKMS having built loop.ko for the image's kernel and again when a
 # second kernel's headers came (guest.sh has already checked that the loop module systemd's

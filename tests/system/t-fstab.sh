@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: fstab generator, fstab, mount, swap, gpg key file, passphrase prompt, deferred detach
 # System suite: encrypted fstab lines and swap under systemd, on the stock Debian mount and
 # swapon (boot/systemd/aesloop-fstab-generator, installed with make install-boot).  Two boots
 # of one disk (run.sh -o, and -d for the second disk /dev/vdb):

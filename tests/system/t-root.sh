@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: encrypted root, initramfs, engine choice, passphrase prompt
 # System suite: the root file system on an aesloop device, set up by the image's own
 # initramfs (boot/, installed with make install-boot; disks from tests/system/image-root.sh,
 # booted with run.sh -i).  Every phase checks the boot itself: the initramfs logged the AES

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: udev events, partitions
 # System suite: loop devices under a running udev (systemd-udevd with Debian's rules), on
 # aesloop's loop.ko and, for reference, on the stock loop.ko of the same kernel (in the image,
 # kernel/drivers/block/).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: udisks, autoclear, LOOP_GET_STATUS64, LOOP_SET_STATUS64, key secrecy
 # System suite: udisks (udisksd and udisksctl, over D-Bus, with polkit) driving loop devices, on
 # aesloop's loop.ko and, as the reference, on the stock loop.ko of the same kernel:
 # loop-setup and loop-delete, autoclear set through udisks' Loop.SetAutoclear and honoured at

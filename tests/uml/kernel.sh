@@ -21,32 +21,25 @@ die() { say "$*"; exit 1; }
 
 [ $# -eq 1 ] || die "usage: $0 SERIES (6.1 or 7.3)"
 series=$1
+# shellcheck source=tests/vm/kernel-source.sh
+. "$top/tests/vm/kernel-source.sh"
 case "$series" in
-6.1) apt_opts=() ;;
+6.1) apt_opts=() refresh=: ;;
 7.3)
 	# shellcheck source=tests/vm/apt-trixie.sh
 	. "$top/tests/vm/apt-trixie.sh"
-	apt_opts=("${trixie_apt_opts[@]}")
+	apt_opts=("${trixie_apt_opts[@]}") refresh=trixie_refresh
 	;;
 *) die "no UML build for series $series (6.1 or 7.3)" ;;
 esac
 
 work="$top/build/uml/$series"
-debs="$top/build/debs"
-mkdir -p "$work" "$debs"
+mkdir -p "$work"
 exec 8>"$work/.lock"
 flock 8
 
 srcpkg=linux-source-$series
-candidate() { apt-cache "${apt_opts[@]}" policy "$srcpkg" 2>/dev/null | sed -n 's/^  Candidate: //p'; }
-ver=$(candidate)
-if { [ -z "$ver" ] || [ "$ver" = "(none)" ]; } && [ "$series" = 7.3 ]; then
-	trixie_refresh
-	ver=$(candidate)
-fi
-if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	die "no candidate for $srcpkg"
-fi
+source_version "$srcpkg" "$refresh" "${apt_opts[@]}"
 upstream=${ver%%-*}
 kver="$upstream-aesloop-uml"
 tree="$top/build/kernel/$kver"
@@ -85,21 +78,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" = "$options_id" ]; then
 	exit 0
 fi
 
-deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb" || true)
-if [ -z "$deb" ]; then
-	say "downloading $srcpkg $ver"
-	(cd "$debs" && apt-get "${apt_opts[@]}" download -q "$srcpkg" 2>&1 |
-		grep -v -e '^W: Download is performed unsandboxed' >&2) || die "apt-get download $srcpkg failed"
-	deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb") || die "no $srcpkg .deb after download"
-fi
-
-if [ ! -f "$src/.aesloop-unpacked-$ver" ]; then
-	say "unpacking $srcpkg $ver"
-	rm -rf "$src" "$obj"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" |
-		xz -dc | tar -x -C "$work"
-	touch "$src/.aesloop-unpacked-$ver"
-fi
+source_unpack "$srcpkg" "$ver" "$src" "$obj" "${apt_opts[@]}"
 
 if [ "$(cat "$obj/.aesloop-config-ok" 2>/dev/null)" != "$options_id" ]; then
 	say "configuring $kver in ${obj#"$top"/}"

@@ -1,4 +1,4 @@
-# shellcheck shell=bash
+# shellcheck shell=bash disable=SC2034 # its variables are for the scripts that source it
 # Sourced by kernel.sh (which sets $top and defines say and die): private apt states for
 # Debian's arm64 packages, one per suite, under build/apt/SUITE-arm64, so that arm64 kernels
 # can be downloaded on this amd64 host without adding an architecture to the host's dpkg or
@@ -11,6 +11,8 @@
 # lists when missing, and again once a day (the archive drops superseded kernels).
 
 : "${top:?set by the script that sources this file}"
+# shellcheck source=tests/vm/apt-state.sh
+. "$top/tests/vm/apt-state.sh"
 arm64_suite=
 arm64_state=
 arm64_lists=
@@ -20,34 +22,23 @@ arm64_apt() {
 	arm64_suite=$1
 	arm64_state="$top/build/apt/$arm64_suite-arm64"
 	arm64_lists="$arm64_state/state/lists"
-	arm64_apt_opts=(
-		-o "Dir::State=$arm64_state/state" -o "Dir::State::status=$arm64_state/state/status"
-		-o "Dir::Cache=$arm64_state/cache" -o "Dir::Etc::SourceList=$arm64_state/sources.list"
-		-o "Dir::Etc::SourceParts=/dev/null" -o "Dir::Etc::Preferences=/dev/null"
-		-o "Dir::Etc::PreferencesParts=/dev/null" -o "APT::Architecture=arm64"
-		-o "APT::Architectures=arm64"
-	)
+	apt_state_opts "$arm64_state" arm64
+	arm64_apt_opts=("${apt_opts[@]}")
 }
 
 arm64_refresh() {
 	: "${arm64_suite:?arm64_apt SUITE first}"
-	if [ -n "$(find "$arm64_lists" -maxdepth 1 -name '*_Packages*' -mmin -1440 2>/dev/null)" ]; then
-		return 0
-	fi
-	mkdir -p "$arm64_lists/partial" "$arm64_state/cache/archives/partial"
-	: >"$arm64_state/state/status"
-	local deb="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]"
+	local deb="deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg]" sources
 	case "$arm64_suite" in
 	# The suites the host's own sources have, so that the kernel and its amd64 kbuild
 	# helpers come from the same upload.
 	bookworm)
-		printf '%s\n' "$deb http://deb.debian.org/debian bookworm main" \
-			"$deb http://deb.debian.org/debian bookworm-updates main" \
-			"$deb http://deb.debian.org/debian-security bookworm-security main"
+		sources=("$deb http://deb.debian.org/debian bookworm main"
+			"$deb http://deb.debian.org/debian bookworm-updates main"
+			"$deb http://deb.debian.org/debian-security bookworm-security main")
 		;;
-	trixie-backports) echo "$deb http://deb.debian.org/debian trixie-backports main" ;;
+	trixie-backports) sources=("$deb http://deb.debian.org/debian trixie-backports main") ;;
 	*) die "no arm64 apt state known for $arm64_suite" ;;
-	esac >"$arm64_state/sources.list"
-	say "fetching the $arm64_suite arm64 package lists into ${arm64_state#"$top"/}"
-	apt-get "${arm64_apt_opts[@]}" -q update >&2 || die "apt-get update of $arm64_suite (arm64) failed"
+	esac
+	apt_state_refresh "$arm64_state" arm64 '*_Packages*' "$arm64_suite arm64" "${sources[@]}"
 }

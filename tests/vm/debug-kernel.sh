@@ -18,7 +18,8 @@ die() { say "$*"; exit 1; }
 
 series=7.3
 work="$top/build/debug-kernel"
-debs="$top/build/debs"
+src="$work/linux-source-$series"
+obj="$work/obj"
 
 # Debian's kernel of the series: its config is the starting point, its tree tells which
 # modules the guest needs.
@@ -26,21 +27,16 @@ base=$("$top/tests/vm/kernel.sh" "$series")
 base_tree="$top/build/kernel/$base"
 # shellcheck source=tests/vm/apt-trixie.sh
 . "$top/tests/vm/apt-trixie.sh"
+# shellcheck source=tests/vm/kernel-source.sh
+. "$top/tests/vm/kernel-source.sh"
 
-mkdir -p "$work" "$debs"
+mkdir -p "$work"
 exec 8>"$work/.lock"
 flock 8
 
 # The source package of the same version as the Debian kernel.
 srcpkg=linux-source-$series
-ver=$(apt-cache "${trixie_apt_opts[@]}" policy "$srcpkg" 2>/dev/null | sed -n 's/^  Candidate: //p')
-if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	trixie_refresh
-	ver=$(apt-cache "${trixie_apt_opts[@]}" policy "$srcpkg" | sed -n 's/^  Candidate: //p')
-fi
-if [ -z "$ver" ] || [ "$ver" = "(none)" ]; then
-	die "no candidate for $srcpkg in trixie-backports"
-fi
+source_version "$srcpkg" trixie_refresh "${trixie_apt_opts[@]}"
 upstream=${ver%%-*}
 kver="$upstream-aesloop-debug"
 tree="$top/build/kernel/$kver"
@@ -50,23 +46,7 @@ if [ -f "$stamp" ]; then
 	exit 0
 fi
 
-deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb" || true)
-if [ -z "$deb" ]; then
-	say "downloading $srcpkg $ver"
-	(cd "$debs" && apt-get "${trixie_apt_opts[@]}" download -q "$srcpkg" 2>&1 |
-		grep -v -e '^W: Download is performed unsandboxed' >&2) || die "apt-get download $srcpkg failed"
-	deb=$(compgen -G "$debs/${srcpkg}_${ver//:/%3a}_all.deb") || die "no $srcpkg .deb after download"
-fi
-
-src="$work/linux-source-$series"
-obj="$work/obj"
-if [ ! -f "$src/.aesloop-unpacked-$ver" ]; then
-	say "unpacking $srcpkg $ver"
-	rm -rf "$src" "$obj"
-	dpkg-deb --fsys-tarfile "$deb" | tar -xO --wildcards "./usr/src/linux-source-$series.tar.xz" |
-		xz -dc | tar -x -C "$work"
-	touch "$src/.aesloop-unpacked-$ver"
-fi
+source_unpack "$srcpkg" "$ver" "$src" "$obj" "${trixie_apt_opts[@]}"
 
 # The modules the guest loads, with what they depend on, named as lsmod names them: what
 # localmodconfig reads.

@@ -31,8 +31,6 @@ Options:
               model of QEMU 7.2 (max, cortex-a53, ...) has the ARMv8 Crypto Extensions)
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
-  -e NAME=VAL set an environment variable for the guest script (repeatable),
-              e.g. -e T_VERBOSE=1 to see the output of passing checks
   -U DIR      the patched util-linux to test: a BUILD_DIR of patches/build-losetup.sh,
               relative to the project root (default build; build/ul-2.41 for 2.41, made
               by make losetup-2.41; also AESLOOP_UL_BUILD=DIR): the guest's losetup is
@@ -43,14 +41,12 @@ Options:
   -d MIB      a scratch disk of MIB MiB (a sparse file in the run's folder, removed after the
               run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk)
   -u          rmmod the module after the script and report module-unload
-  -t SECONDS  wall-clock limit for the whole VM run (default 300)
-  -r FILE     append the results to FILE, TAP result lines numbered after its last
   -n PREFIX   prefix of result names (default: the script's name without .sh)
   -s DIR      host folder shared as the guest's /share (default build/vm/share)
   -i          interactive: the script gets the console as its terminal (e.g. SCRIPT = bash)
-  -v          show the whole console (boot messages, dmesg) while it runs
-  -q          show nothing while it runs, only the results
-  -h          this help
+EOF
+	runner_usage_options 300
+	cat <<'EOF'
 
 Results: the guest's own results (@@AESLOOP-RESULT lines), then module-load, script-exit
 (the script's exit status) and guest-dmesg (fails on an oops, BUG:, WARNING:, Call Trace,
@@ -62,66 +58,37 @@ EOF
 }
 
 top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-say() { echo "run.sh: $*" >&2; }
-die() { say "$*"; exit 2; }
-
+# shellcheck source=tests/vm/runner-lib.sh
+. "$top/tests/vm/runner-lib.sh"
+runner_defaults run.sh 300
 kver=
-cpu=max
 module="$top/loop/loop.ko"
 modparams=
 unload=0
-mem_mib=1024
 ncpus=2
 disk_mib=
-timeout_s=300
-results_file=
-prefix=
 share="$top/build/vm/share"
 interactive=0
-verbosity=1
-guest_env=()
 ul_build=${AESLOOP_UL_BUILD:-build}
-while getopts 'k:c:m:p:e:U:M:C:d:ut:r:n:s:ivqh' opt; do
+while getopts "k:m:p:U:C:d:us:i$runner_optstring" opt; do
 	case "$opt" in
 	k) kver=$OPTARG ;;
-	c) cpu=$OPTARG ;;
 	m) module=$OPTARG ;;
 	p) modparams=$OPTARG ;;
-	e)
-		[[ "$OPTARG" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || die "-e needs NAME=VALUE"
-		guest_env+=("$OPTARG")
-		;;
 	U) ul_build=$OPTARG ;;
-	M) mem_mib=$OPTARG ;;
 	C) ncpus=$OPTARG ;;
 	d) disk_mib=$OPTARG ;;
 	u) unload=1 ;;
-	t) timeout_s=$OPTARG ;;
-	r) results_file=$OPTARG ;;
-	n) prefix=$OPTARG ;;
 	s) share=$OPTARG ;;
 	i) interactive=1 ;;
-	v) verbosity=2 ;;
-	q) verbosity=0 ;;
-	h) usage; exit 0 ;;
-	*) usage >&2; exit 2 ;;
+	*) runner_option "$opt" "${OPTARG:-}" ;;
 	esac
 done
 shift $((OPTIND - 1))
-[ $# -ge 1 ] || { usage >&2; exit 2; }
-script=$1
+runner_check_options 128 "$@"
 shift
-[[ "$timeout_s" =~ ^[0-9]+$ ]] || die "-t needs a number of seconds"
-if ! [[ "$mem_mib" =~ ^[0-9]+$ ]] || [ "$mem_mib" -lt 128 ]; then
-	die "-M needs a number of MiB, at least 128"
-fi
 [[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB"
 [[ "$ncpus" =~ ^[1-9][0-9]*$ ]] || die "-C needs a number of CPUs"
-if [ -n "$results_file" ]; then
-	# Resolved now: the path is relative to where run.sh was started.
-	touch "$results_file" || die "cannot write $results_file"
-	results_file=$(realpath "$results_file")
-fi
 
 # The kernel: unpacked (and fetched if needed) by kernel.sh, which prints the release.
 if [ -z "$kver" ]; then
@@ -171,17 +138,9 @@ if [ -z "$uml" ]; then
 	"$top/tests/vm/mkinitramfs.sh" "$kver" "$initrd" || die "mkinitramfs.sh failed"
 fi
 
-# One folder per run; the oldest are pruned so build/vm/runs stays small.
-runs="$top/build/vm/runs"
-id=$(date +%Y%m%d-%H%M%S)-$$
-rundir="$runs/$id"
-mkdir -p "$rundir" "$share"
+runner_rundir "$top/build/vm/runs" "$top/build/vm/last" 20
+mkdir -p "$share"
 share=$(realpath "$share")
-ln -sfn "runs/$id" "$top/build/vm/last"
-old=("$runs"/*/)
-if [ "${#old[@]}" -gt 20 ]; then
-	rm -rf "${old[@]:0:${#old[@]}-20}"
-fi
 
 # A host file as the guest sees it: inside the project through /aesloop, anything else copied
 # into this run's folder (which is inside the project).
@@ -242,16 +201,13 @@ if [ "$arch" = arm64 ] && [ ! -x "$top/build/arm64/vm-tools/lo-ioctl" ]; then
 fi
 
 # The job the guest's /init sources: bash assignments, quoted by printf %q.
-q_list() { [ $# -eq 0 ] || printf '%q ' "$@"; }
 read -r -a params <<<"$modparams"
 {
 	printf 'AESLOOP_MODULE=%q\n' "$g_module"
 	printf 'AESLOOP_MODULE_NAME=%q\n' "$mod_name"
 	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$mod_buildid"
 	printf 'AESLOOP_MODPARAMS=(%s)\n' "$(q_list "${params[@]}")"
-	printf 'AESLOOP_SCRIPT=%q\n' "$g_script"
-	printf 'AESLOOP_ARGS=(%s)\n' "$(q_list "$@")"
-	printf 'AESLOOP_ENV=(%s)\n' "$(q_list "${guest_env[@]}")"
+	runner_job_lines "$@"
 	printf 'AESLOOP_INTERACTIVE=%s\n' "$interactive"
 	printf 'AESLOOP_UNLOAD=%s\n' "$unload"
 } >"$rundir/job"
@@ -347,48 +303,25 @@ fi
 printf '%q ' timeout "$timeout_s" "${qemu[@]}" >"$rundir/qemu-command"
 echo >>"$rundir/qemu-command"
 
-# What a person sees while the guest runs: the script's output and the results; the boot
-# and the dmesg dump only with -v.
-show() {
-	local line on=0
-	while IFS= read -r line; do
-		line=${line%$'\r'}
-		if [ "$verbosity" -ge 2 ]; then
-			printf '%s\n' "$line"
-			continue
-		fi
-		[ "$verbosity" -ge 1 ] || continue
-		case "$line" in
-		*@@AESLOOP-BEGIN\ *) on=1; printf -- '--- guest: %s\n' "${line#*@@AESLOOP-BEGIN }" ;;
-		*@@AESLOOP-EXIT\ *) on=0; printf -- '--- guest script exit status %s\n' "${line#*@@AESLOOP-EXIT }" ;;
-		*@@AESLOOP-RESULT\ *) printf '%s\n' "${line#*@@AESLOOP-RESULT }" ;;
-		*@@AESLOOP-*) ;;
-		aesloop-init:*) printf '%s\n' "$line" ;;
-		*) [ "$on" = 0 ] || printf '%s\n' "$line" ;;
-		esac
-	done
-}
+# The guest's /init speaks on the console too (show() is in runner-lib.sh).
+show_also='aesloop-init:*'
 
 [ "$verbosity" = 0 ] ||
 	say "guest $kver, cpu $cpu, module ${g_module:-none}, util-linux $ul_build/bin, run ${rundir#"$top"/}"
 t0=$(date +%s%N)
-# --foreground keeps QEMU in this process group, so Ctrl-C reaches it; stdin is the terminal
-# only in interactive mode (QEMU would otherwise put the terminal in raw mode).
-set +e
+# stdin is the terminal only in interactive mode (QEMU would otherwise put the terminal in
+# raw mode); --foreground keeps QEMU in this process group, so Ctrl-C reaches it.
 if [ "$interactive" = 1 ]; then
+	set +e
 	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" 2>&1 3>"$channel_out" | tee "$console"
 	status=("${PIPESTATUS[@]}")
+	set -e
+	qemu_rc=${status[0]}
 else
-	timeout --foreground -k 10 "$timeout_s" "${qemu[@]}" </dev/null 2>&1 3>"$channel_out" |
-		tee "$console" | show
-	status=("${PIPESTATUS[@]}")
+	runner_boot /dev/null "$channel_out"
 fi
-set -e
-qemu_rc=${status[0]}
 rm -f "$rundir/disk.img"
-t1=$(date +%s%N)
-elapsed=$(((t1 - t0) / 1000000))
-elapsed_s="$((elapsed / 1000)).$(printf '%03d' $((elapsed % 1000)))"
+runner_elapsed "$t0"
 
 # The results: the channel's markers, the script's exit, the kernel log's check; the report.
 # shellcheck source=tests/vm/report.sh

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: ioctl fuzzing, loop-control, races, key secrecy, non-root callers, module unload
 # VM test: the driver under hostile or careless use.
 #   fuzz-*       a bounded randomized run of loop ioctls (random commands,
 #                sizes, flags, key sizes, bad user pointers, and as often

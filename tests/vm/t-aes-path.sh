@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: engine choice, AES generic, SSSE3, AES-NI, VAES, arm64-ce
 # VM test (a module with the CPU's own AES code: the default build on x86_64
 # and arm64): the AES path the module chose is the one the CPU allows, and it
 # says so in the log and in aes_impl.

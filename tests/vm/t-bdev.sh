@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: block device backing, test vectors, single-key, cryptsetup compat, flush, LOOP_CHANGE_FD, LOOP_SET_BLOCK_SIZE, LOOP_SET_STATUS64, direct I/O, queue limits, discard, read-only
 # VM test: loops whose backing file is a block device (brd's /dev/ram0).
 # Their I/O goes to the device as bios, with bounce pages each worker
 # preallocated (lo_prealloc), no file or page cache in between.

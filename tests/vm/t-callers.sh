@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: loop-control, LOOP_CONFIGURE, LOOP_CLR_FD, LOOP_GET_STATUS64, LOOP_SET_STATUS64, LOOP_SET_BLOCK_SIZE, LOOP_CHANGE_FD, LOOP_MULTI_KEY_SETUP, autoclear, races, key secrecy, deferred detach, partitions, udev events, multi-key v2, multi-key v3, losetup
 # VM test: the driver as real callers drive it (review findings; each
 # check failed on the driver before the fix named beside it).
 #   ctl-race        /dev/loop-control ADD and REMOVE of one index racing,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: crash consistency, single-key
 # VM test, in two boots: what was fsync'ed through an encrypted loop is on
 # the backing file after a hard reset (sysrq 'b': no sync, no unmount).
 #   t-crash.sh write   attach, mkfs, write a file, fsync it, reset

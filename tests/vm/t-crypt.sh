@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: single-key, losetup, passphrase, test vectors, cryptsetup compat, aespipe compat, LOOP_SET_FD, LOOP_SET_STATUS64, LOOP_CONFIGURE, shared decryption, invalid input
 # VM test: encrypted loops with the patched losetup, against the peers.
 #
 # For AES128, AES192 and AES256 (spec sections 2.1, 3.2):

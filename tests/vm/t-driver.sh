@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: losetup, partitions, LOOP_SET_BLOCK_SIZE, direct I/O, LOOP_SET_CAPACITY, loop-control, sysfs, races, autoclear, mount, discard, LOOP_CHANGE_FD, compat ioctl, single-key
 # VM test: what the stock loop driver does, on ours, with util-linux's own
 # tools (losetup.stock, mount) and raw ioctls (lo-ioctl):
 #   partscan     losetup -P on an MBR image: loopNp1 appears, goes on detach

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: harness
 # Self-test of the VM harness, with Debian's stock loop.ko standing in for ours.
 #
 # On the host:  tests/vm/t-harness.sh [-k KVER] [-c CPU] [-r FILE]

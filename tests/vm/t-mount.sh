@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: mount, swapon, fstab, gpg key file, key file, random keys, swap, single-key, multi-key v2, multi-key v3, deferred detach, invalid input
 # VM test: loop-AES mount and swap options of the patched util-linux mount,
 # swapon and swapoff ($AESLOOP_UL_BIN: build/bin, or the build of run.sh -U;
 # run from /aesloop; spec section 7):

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: module parameters, engine choice, partitions
 # VM test: the module parameters at load time.  The module run.sh loaded
 # (with its defaults) is unloaded and loaded again with other values:
 #   defaults     max_loop=8 devices, hw_queue_depth 128 tags, aes_impl set

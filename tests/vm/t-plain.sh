@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: losetup, LOOP_CONFIGURE, LOOP_SET_FD, LOOP_CLR_FD, deferred detach, read-only
 # VM test: plain (unencrypted) loops driven by util-linux's own losetup,
 # unchanged (losetup.stock), on our loop.ko: what a complete loop driver
 # needs.  Each check names the losetup option it covers.

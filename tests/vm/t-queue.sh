@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: queue limits, sysfs, direct I/O, block device backing
 # VM test: every queue/ attribute of a loop, as the stock loop driver of the same kernel
 # sets it.  The kernel's own loop.ko (from the unpacked kernel, over /aesloop) is loaded
 # first and its loops' queue/ read, then ours with the same loops:

@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: races, LOOP_GET_STATUS64, LOOP_SET_STATUS64, LOOP_SET_DIRECT_IO, LOOP_SET_BLOCK_SIZE, direct I/O, shared decryption, aespipe compat, single-key
 # VM test: the request path while a device is reconfigured under it, as a hostile review
 # ran it.  fio writes at random (libaio, 16 in flight, 4 KiB to 512 KiB, crc32c verify)
 # while another process keeps changing the device:

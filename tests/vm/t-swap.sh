@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: swap, memory pressure, block device backing, single-key
 # VM test: swap on an encrypted device-backed loop under memory pressure.
 # Needs a small guest with a scratch disk:
 #     tests/vm/run.sh -M 256 -d 512 -t 900 tests/vm/t-swap.sh
