@@ -6,8 +6,8 @@
  * creating and removing /dev/loopN, their block device operations, and
  * /dev/loop-control.  Module parameters are in loop_params.c, binding and
  * configuration in loop_config.c, the ioctls in loop_ioctl.c, the I/O path
- * in loop_io.c, keys in loop_crypt.c, kernel version differences in
- * loop_kcompat.c.
+ * in loop_io.c, what a backing file makes of a loop in loop_backing.c, keys
+ * in loop_crypt.c, kernel version differences in loop_kcompat.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
