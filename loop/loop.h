@@ -329,8 +329,8 @@ void loop_limits_work(struct work_struct *work);
 /* loop_backing.c: what a backing file makes of a loop, for loop_config.c */
 bool loop_can_dio(struct loop_device *lo, struct file *file);
 unsigned int loop_default_block_size(struct file *file, u32 flags);
-void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
-		     struct loop_queue_caps *caps);
+void loop_fill_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
+			  struct loop_queue_caps *caps);
 void loop_update_io_path(struct loop_device *lo, bool bind, u32 flags);
 
 /* loop_crypt.c: keys and the transfer */

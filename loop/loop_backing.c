@@ -110,7 +110,8 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
 }
 
 /**
- * loop_queue_caps() - what a loop's queue offers over a backing file
+ * loop_fill_queue_caps() - work out what a loop's queue offers over a
+ *                          backing file
  * @file:   the backing file, or NULL for an unbound device
  * @crypt:  the key the loop has or will have, NULL for none
  * @caps:   filled in
@@ -129,8 +130,8 @@ unsigned int loop_default_block_size(struct file *file, u32 flags)
  * tools do at close) has nothing to write and must not fail.  It keeps
  * the rotational flag its last backing file gave it, as stock.
  */
-void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
-		     struct loop_queue_caps *caps)
+void loop_fill_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
+			  struct loop_queue_caps *caps)
 {
 	struct block_device *bdev;
 	struct inode *inode;
