@@ -154,6 +154,17 @@ static inline void loop_set_flags(struct loop_device *lo, u32 flags)
 	spin_unlock(&lo->lo_lock);
 }
 
+/*
+ * The backing block device, whether I/O goes to it as bios or not; NULL
+ * for a regular file.
+ */
+static inline struct block_device *lo_file_bdev(struct file *file)
+{
+	struct inode *inode = file->f_mapping->host;
+
+	return S_ISBLK(inode->i_mode) ? I_BDEV(inode) : NULL;
+}
+
 /* Whether the device has a key, read without lo_mutex. */
 static inline bool loop_encrypted(const struct loop_device *lo)
 {
@@ -314,12 +325,12 @@ int loop_start_workers(struct loop_device *lo, unsigned int threads, int nice);
 int loop_workers_bounce(struct loop_device *lo, unsigned int prealloc);
 void loop_stop_workers(struct loop_device *lo);
 void loop_limits_work(struct work_struct *work);
-struct block_device *loop_bio_target(struct file *file, loff_t offset,
-				     unsigned int bsize);
+
+/* loop_backing.c: what a backing file makes of a loop, for loop_config.c */
 bool loop_can_dio(struct loop_device *lo, struct file *file);
 unsigned int loop_default_block_size(struct file *file, u32 flags);
-void loop_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
-		     struct loop_queue_caps *caps);
+void loop_fill_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
+			  struct loop_queue_caps *caps);
 void loop_update_io_path(struct loop_device *lo, bool bind, u32 flags);
 
 /* loop_crypt.c: keys and the transfer */

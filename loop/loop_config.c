@@ -226,10 +226,11 @@ static bool loop_crypt_block_size_ok(unsigned int bsize,
 /*
  * Set the queue limits for backing file @file (NULL when unbinding), block
  * size @bsize (bytes) and key @crypt (NULL for none): discard and
- * write-zeroes, the rotational and write-cache flags (loop_queue_caps()).
- * What the backing file refused (lo_unsupported) stays off.  On a bound
- * device the I/O path follows the new block size in the same freeze, so no
- * request sees one without the other.
+ * write-zeroes, the rotational and write-cache flags
+ * (loop_fill_queue_caps()).  What the backing file refused
+ * (lo_unsupported) stays off.  On a bound device the I/O path follows the
+ * new block size in the same freeze, so no request sees one without the
+ * other.
  */
 static int loop_set_limits(struct loop_device *lo, struct file *file,
 			   unsigned int bsize, const struct loop_aes_ctx *crypt)
@@ -239,7 +240,7 @@ static int loop_set_limits(struct loop_device *lo, struct file *file,
 	unsigned int memflags;
 	int err;
 
-	loop_queue_caps(file, crypt, &caps);
+	loop_fill_queue_caps(file, crypt, &caps);
 	if (test_bit(LO_UNSUPP_DISCARD, &lo->lo_unsupported)) {
 		caps.discard_granularity = 0;
 		caps.max_discard_sectors = 0;

@@ -4,8 +4,9 @@
  *
  * The driver calls these instead of the block layer functions whose
  * signatures changed between the supported kernels (6.1, 6.12, 7.3);
- * loop_kcompat.c holds them, and this header the adapters of the block
- * device methods.  Nothing here knows struct loop_device.
+ * loop_kcompat.c holds them, and this header the feature tests the driver
+ * keys its own differences on (the block device methods' signatures).
+ * Nothing here knows the driver: no struct loop_device, no call into it.
  */
 #ifndef AESLOOP_LOOP_KCOMPAT_H
 #define AESLOOP_LOOP_KCOMPAT_H
@@ -16,43 +17,16 @@
 struct blk_mq_tag_set;
 struct kthread_worker;
 
-/*
- * The block device methods whose signatures changed, adapted to the
- * driver's loop_open() and loop_release() (loop_main.c), which take the
- * gendisk whatever the kernel.
- */
-int loop_open(struct gendisk *disk);
-void loop_release(struct gendisk *disk);
-
 #ifndef BLK_OPEN_WRITE
 /*
  * Before 6.5, open modes were fmode_t, a block device's open() was given
- * the block device rather than its gendisk, and release() the mode too.
+ * the block device rather than its gendisk, and release() the mode too:
+ * loop_main.c defines lo_open() and lo_release() for either.
  */
 #define AESLOOP_FMODE_OPEN	/* BLK_OPEN_WRITE is ours from here on */
 #define blk_mode_t	fmode_t
 #define BLK_OPEN_WRITE	FMODE_WRITE
 #define BLK_OPEN_EXCL	FMODE_EXCL
-
-static inline int lo_open(struct block_device *bdev, fmode_t mode)
-{
-	return loop_open(bdev->bd_disk);
-}
-
-static inline void lo_release(struct gendisk *disk, fmode_t mode)
-{
-	loop_release(disk);
-}
-#else
-static inline int lo_open(struct gendisk *disk, blk_mode_t mode)
-{
-	return loop_open(disk);
-}
-
-static inline void lo_release(struct gendisk *disk)
-{
-	loop_release(disk);
-}
 #endif
 
 /**

@@ -6,8 +6,8 @@
  * creating and removing /dev/loopN, their block device operations, and
  * /dev/loop-control.  Module parameters are in loop_params.c, binding and
  * configuration in loop_config.c, the ioctls in loop_ioctl.c, the I/O path
- * in loop_io.c, keys in loop_crypt.c, kernel version differences in
- * loop_kcompat.c.
+ * in loop_io.c, what a backing file makes of a loop in loop_backing.c, keys
+ * in loop_crypt.c, kernel version differences in loop_kcompat.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,7 +38,7 @@ static DEFINE_MUTEX(loop_ctl_mutex);
  * Return: 0, or -ENXIO for a device being deleted or detached (its
  * LOOP_CLR_FD waits for the openers it has, and lets in no others).
  */
-int loop_open(struct gendisk *disk)
+static int loop_open(struct gendisk *disk)
 {
 	struct loop_device *lo = disk->private_data;
 	int err = mutex_lock_killable(&lo->lo_mutex);
@@ -57,12 +57,39 @@ int loop_open(struct gendisk *disk)
  *
  * On the last close, autoclear unbinds the device.
  */
-void loop_release(struct gendisk *disk)
+static void loop_release(struct gendisk *disk)
 {
 	if (disk_openers(disk) > 0)
 		return;
 	loop_release_autoclear(disk->private_data);
 }
+
+/*
+ * The block device methods, with the signatures of the kernel built for
+ * (loop_kcompat.h): before 6.5, open() is given the block device and
+ * release() the mode as well.
+ */
+#ifdef AESLOOP_FMODE_OPEN
+static int lo_open(struct block_device *bdev, fmode_t mode)
+{
+	return loop_open(bdev->bd_disk);
+}
+
+static void lo_release(struct gendisk *disk, fmode_t mode)
+{
+	loop_release(disk);
+}
+#else
+static int lo_open(struct gendisk *disk, blk_mode_t mode)
+{
+	return loop_open(disk);
+}
+
+static void lo_release(struct gendisk *disk)
+{
+	loop_release(disk);
+}
+#endif
 
 static int lo_ioctl(struct block_device *bdev, blk_mode_t mode,
 		    unsigned int cmd, unsigned long arg)
