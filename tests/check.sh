@@ -164,9 +164,9 @@ for kser in ${KSERIES-6.1 7.3 6.12 7.3-rt}; do
 	# (lintian, DKMS), on the kernel whose compiler is the host's.  make-targets.sh copies the
 	# checkout, which no build may be changing then: so here, not in a lane.
 	if [ "$kser" = 6.1 ]; then
-		record "make-targets-$kver" tests/host/make-targets.sh \
+		record "make-targets-$kver" tests/packaging/make-targets.sh \
 			"$top/build/kernel/$kver/lib/modules/$kver/build"
-		record "deb-packages-$kver" tests/host/deb-packages.sh \
+		record "deb-packages-$kver" tests/packaging/deb-packages.sh \
 			"$top/build/kernel/$kver/lib/modules/$kver/build"
 	fi
 	[ "$tier" = full ] || continue

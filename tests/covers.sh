@@ -1,7 +1,8 @@
 #!/bin/bash
 # The index from behaviour to the suites that check it, made from the "covers:" line each suite
 # has as its second line ("# covers: A, B, C" in a script, "// covers: A, B, C" in a C program):
-# every tests/vm/t-*.sh, tests/system/t-*.sh, tests/host/t-*.sh and tests/host/test_*.c.
+# every tests/vm/t-*.sh, tests/system/t-*.sh, tests/host/t-*.sh and tests/host/test_*.c, and the
+# packaging checks tests/packaging/*.sh.
 #   tests/covers.sh      prints the index (a Markdown table: behaviour, suites)
 #   tests/covers.sh -w   writes it into tests/COVERS.md
 #   tests/covers.sh -c   checks: every suite has a covers line, no two behaviours differ only
@@ -13,7 +14,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 index_file=tests/COVERS.md
 
-suites() { printf '%s\n' tests/vm/t-*.sh tests/system/t-*.sh tests/host/t-*.sh tests/host/test_*.c; }
+suites() { printf '%s\n' tests/vm/t-*.sh tests/system/t-*.sh tests/host/t-*.sh tests/host/test_*.c tests/packaging/*.sh; }
 
 # covers_of FILE: its behaviours, one a line.
 covers_of() {

@@ -83,7 +83,7 @@ rm -rf /run/t-deb-gen /run/t-deb-fstab
 
 # aesloop-dkms does not go while the root line of /etc/fstab is aesloop's: the next initramfs
 # could not open the root without it.  (aesloop-utils has the same prerm, which
-# tests/host/deb-packages.sh checks: a refused removal of it costs an update-initramfs here.)
+# tests/packaging/deb-packages.sh checks: a refused removal of it costs an update-initramfs here.)
 cp /etc/fstab /run/t-deb-fstab.orig
 sed -i 's|^/dev/vda\t/\t\text4\terrors=remount-ro|/dev/vdb\t/\text4\tloop=/dev/loop0,encryption=AES128|' /etc/fstab
 if DEBIAN_FRONTEND=noninteractive apt-get remove -y -q aesloop-dkms >/tmp/t-deb-refused.log 2>&1; then

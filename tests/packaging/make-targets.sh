@@ -1,5 +1,6 @@
 #!/bin/bash
-# Usage: tests/host/make-targets.sh KDIR
+# covers: build and install targets
+# Usage: tests/packaging/make-targets.sh KDIR
 # The build and install conventions a user and a packager rely on, against the kernel tree
 # KDIR (one the host's compiler builds for): "make -C KDIR M=$PWD" builds loop/loop.ko
 # through the top Kbuild and says its version; "make clean" leaves the source folders as

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Usage: tests/host/deb-packages.sh KDIR [DEB-DIR]
+# covers: Debian packages, DKMS, release version
+# Usage: tests/packaging/deb-packages.sh KDIR [DEB-DIR]
 # The Debian packages "make deb" built (DEB-DIR, default build/deb), before any system
 # installs them (tests/system/t-deb.sh does that): lintian finds no error or warning; one
 # version everywhere (debian/changelog, the Makefile's VERSION, dkms.conf, the module's
