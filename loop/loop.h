@@ -47,6 +47,15 @@
 #include "aesloop_uapi.h"
 #include "loop_kcompat.h"
 
+/*
+ * 64-bit kernels only (x86_64 and arm64 are built and tested): the driver
+ * divides 64-bit offsets with C's operators, which a 32-bit kernel cannot
+ * link.  Said here rather than by modpost's missing __moddi3.
+ */
+#if BITS_PER_LONG != 64
+#error "aesloop builds for 64-bit kernels only"
+#endif
+
 /* Where a device is in its life cycle; see the diagram above. */
 enum lo_state {
 	LO_UNBOUND,
@@ -158,7 +167,7 @@ static inline void loop_set_flags(struct loop_device *lo, u32 flags)
  * The backing block device, whether I/O goes to it as bios or not; NULL
  * for a regular file.
  */
-static inline struct block_device *lo_file_bdev(struct file *file)
+static inline struct block_device *loop_file_bdev(struct file *file)
 {
 	struct inode *inode = file->f_mapping->host;
 

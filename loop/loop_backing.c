@@ -36,7 +36,7 @@
 static struct block_device *loop_bio_target(struct file *file,
 					    loff_t offset, unsigned int bsize)
 {
-	struct block_device *bdev = lo_file_bdev(file);
+	struct block_device *bdev = loop_file_bdev(file);
 	unsigned int lbs;
 
 	if (!bdev)
@@ -143,7 +143,7 @@ void loop_fill_queue_caps(struct file *file, const struct loop_aes_ctx *crypt,
 	}
 	caps->write_cache = true;
 	inode = file->f_mapping->host;
-	bdev = lo_file_bdev(file);
+	bdev = loop_file_bdev(file);
 	if (bdev) {
 		caps->rotational = loop_bdev_rotational(bdev);
 		if (!crypt) {
@@ -209,7 +209,7 @@ static int lo_drop_backing_cache(struct loop_device *lo, struct file *file)
 void loop_update_io_path(struct loop_device *lo, bool bind, u32 flags)
 {
 	struct file *file = lo->lo_backing_file;
-	struct block_device *bdev = lo_file_bdev(file), *target;
+	struct block_device *bdev = loop_file_bdev(file), *target;
 	unsigned int bsize = queue_logical_block_size(lo->lo_disk->queue);
 
 	if (file->f_flags & O_DIRECT)

@@ -946,7 +946,7 @@ void loop_limits_work(struct work_struct *work)
 
 static bool loop_backing_read_only(struct loop_device *lo)
 {
-	struct block_device *bdev = lo_file_bdev(lo->lo_backing_file);
+	struct block_device *bdev = loop_file_bdev(lo->lo_backing_file);
 
 	return bdev && bdev_read_only(bdev);
 }

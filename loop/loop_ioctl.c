@@ -19,68 +19,69 @@
 
 /*
  * The old struct loop_info and its 32-bit layout, struct compat_loop_info,
- * have the same fields under the same names, some narrower than
- * loop_info64's: the conversions below serve both, with loop_info64 as the
- * pivot.
+ * have loop_info64's fields under the same names, some narrower.  The
+ * conversions, one typed pair for each layout, go through loop_info64 and
+ * share the list of fields below and the names' handling.
  */
-
-/* The numeric fields all three have, from @src to @dst, either way. */
 #define loop_info_copy_fields(dst, src)					\
 do {									\
-	typeof(dst) d_ = (dst);						\
-	typeof(src) s_ = (src);						\
+	typeof(dst) lcf_dst_ = (dst);					\
+	typeof(src) lcf_src_ = (src);					\
 									\
-	d_->lo_number = s_->lo_number;					\
-	d_->lo_device = s_->lo_device;					\
-	d_->lo_inode = s_->lo_inode;					\
-	d_->lo_rdevice = s_->lo_rdevice;				\
-	d_->lo_offset = s_->lo_offset;					\
-	d_->lo_encrypt_type = s_->lo_encrypt_type;			\
-	d_->lo_encrypt_key_size = s_->lo_encrypt_key_size;		\
-	d_->lo_flags = s_->lo_flags;					\
-	d_->lo_init[0] = s_->lo_init[0];				\
-	d_->lo_init[1] = s_->lo_init[1];				\
+	lcf_dst_->lo_number = lcf_src_->lo_number;			\
+	lcf_dst_->lo_device = lcf_src_->lo_device;			\
+	lcf_dst_->lo_inode = lcf_src_->lo_inode;			\
+	lcf_dst_->lo_rdevice = lcf_src_->lo_rdevice;			\
+	lcf_dst_->lo_offset = lcf_src_->lo_offset;			\
+	lcf_dst_->lo_encrypt_type = lcf_src_->lo_encrypt_type;		\
+	lcf_dst_->lo_encrypt_key_size = lcf_src_->lo_encrypt_key_size;	\
+	lcf_dst_->lo_flags = lcf_src_->lo_flags;			\
+	lcf_dst_->lo_init[0] = lcf_src_->lo_init[0];			\
+	lcf_dst_->lo_init[1] = lcf_src_->lo_init[1];			\
 } while (0)
 
 /*
- * Into loop_info64, for SET_STATUS: lo_name is the file name, and the
- * cipher's name as well when there is a key; the key comes in.
+ * For SET_STATUS: the old layouts' one name is the file name, and the
+ * cipher's name as well unless the encrypt type is none.
  */
-#define loop_info_to_info64(info64, info)				\
-do {									\
-	struct loop_info64 *to_ = (info64);				\
-	typeof(info) from_ = (info);					\
-									\
-	memset(to_, 0, sizeof(*to_));					\
-	loop_info_copy_fields(to_, from_);				\
-	memcpy(to_->lo_file_name, from_->lo_name, LO_NAME_SIZE);	\
-	if (from_->lo_encrypt_type != LO_CRYPT_NONE)			\
-		memcpy(to_->lo_crypt_name, from_->lo_name, LO_NAME_SIZE); \
-	memcpy(to_->lo_encrypt_key, from_->lo_encrypt_key, LO_KEY_SIZE); \
-} while (0)
+static void loop_info64_set_names(struct loop_info64 *info64,
+				  const char *name)
+{
+	memcpy(info64->lo_file_name, name, LO_NAME_SIZE);
+	if (info64->lo_encrypt_type != LO_CRYPT_NONE)
+		memcpy(info64->lo_crypt_name, name, LO_NAME_SIZE);
+}
+
+/* SET_STATUS's struct loop_info into loop_info64; the key comes in. */
+static void loop_info_from_old(struct loop_info64 *info64,
+			       const struct loop_info *info)
+{
+	memset(info64, 0, sizeof(*info64));
+	loop_info_copy_fields(info64, info);
+	loop_info64_set_names(info64, info->lo_name);
+	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
+}
 
 /*
- * Out of loop_info64, for GET_STATUS: lo_name is the file name (a device's
- * encrypt type is none or AES, never one with a cipher name to show
- * instead); no key byte, not even for root.  Evaluates to -EOVERFLOW
- * rather than hand out a truncated value, otherwise to 0 (lo_init can only
- * be truncated in the 32-bit layout on a 64-bit kernel).
+ * GET_STATUS's struct loop_info out of loop_info64: the name is the file
+ * name (a device's encrypt type is none or AES, never one whose cipher name
+ * was shown instead), and no key byte, not even for root.  Returns 0, or
+ * -EOVERFLOW rather than a device, inode or offset cut short, as the stock
+ * driver does.
  */
-#define loop_info_from_info64(info, info64)				\
-({									\
-	typeof(info) to_ = (info);					\
-	const struct loop_info64 *from_ = (info64);			\
-									\
-	memset(to_, 0, sizeof(*to_));					\
-	loop_info_copy_fields(to_, from_);				\
-	memcpy(to_->lo_name, from_->lo_file_name, LO_NAME_SIZE);	\
-	(to_->lo_device != from_->lo_device ||				\
-	 to_->lo_rdevice != from_->lo_rdevice ||			\
-	 to_->lo_inode != from_->lo_inode ||				\
-	 to_->lo_offset != (s64)from_->lo_offset ||			\
-	 to_->lo_init[0] != from_->lo_init[0] ||			\
-	 to_->lo_init[1] != from_->lo_init[1]) ? -EOVERFLOW : 0;	\
-})
+static int loop_info_to_old(struct loop_info *info,
+			    const struct loop_info64 *info64)
+{
+	memset(info, 0, sizeof(*info));
+	loop_info_copy_fields(info, info64);
+	memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
+	if (info->lo_device != info64->lo_device ||
+	    info->lo_rdevice != info64->lo_rdevice ||
+	    info->lo_inode != info64->lo_inode ||
+	    info->lo_offset != (s64)info64->lo_offset)
+		return -EOVERFLOW;
+	return 0;
+}
 
 static int loop_ioctl_set_fd(struct loop_device *lo, struct block_device *bdev,
 			     bool writable, bool excl, unsigned long fd)
@@ -124,7 +125,7 @@ static int loop_ioctl_set_status(struct loop_device *lo,
 	int err = -EFAULT;
 
 	if (!copy_from_user(&info, argp, sizeof(info))) {
-		loop_info_to_info64(&info64, &info);
+		loop_info_from_old(&info64, &info);
 		err = loop_set_status(lo, &info64);
 		memzero_explicit(&info64, sizeof(info64));
 	}
@@ -156,7 +157,7 @@ static int loop_ioctl_get_status(struct loop_device *lo, void __user *argp)
 		return -EINVAL;
 	err = loop_get_status(lo, &info64);
 	if (!err)
-		err = loop_info_from_info64(&info, &info64);
+		err = loop_info_to_old(&info, &info64);
 	if (!err && copy_to_user(argp, &info, sizeof(info)))
 		err = -EFAULT;
 	memzero_explicit(&info64, sizeof(info64));
@@ -260,6 +261,36 @@ struct compat_loop_info {
 	char		reserved[4];
 };
 
+/* As loop_info_from_old(), from the 32-bit layout. */
+static void loop_info_from_compat(struct loop_info64 *info64,
+				  const struct compat_loop_info *info)
+{
+	memset(info64, 0, sizeof(*info64));
+	loop_info_copy_fields(info64, info);
+	loop_info64_set_names(info64, info->lo_name);
+	memcpy(info64->lo_encrypt_key, info->lo_encrypt_key, LO_KEY_SIZE);
+}
+
+/*
+ * As loop_info_to_old(), into the 32-bit layout, whose lo_init is narrower
+ * too: -EOVERFLOW for that as well.
+ */
+static int loop_info_to_compat(struct compat_loop_info *info,
+			       const struct loop_info64 *info64)
+{
+	memset(info, 0, sizeof(*info));
+	loop_info_copy_fields(info, info64);
+	memcpy(info->lo_name, info64->lo_file_name, LO_NAME_SIZE);
+	if (info->lo_device != info64->lo_device ||
+	    info->lo_rdevice != info64->lo_rdevice ||
+	    info->lo_inode != info64->lo_inode ||
+	    info->lo_offset != (s64)info64->lo_offset ||
+	    info->lo_init[0] != info64->lo_init[0] ||
+	    info->lo_init[1] != info64->lo_init[1])
+		return -EOVERFLOW;
+	return 0;
+}
+
 static int loop_compat_set_status(struct loop_device *lo, compat_uptr_t arg)
 {
 	struct compat_loop_info cinfo;
@@ -267,7 +298,7 @@ static int loop_compat_set_status(struct loop_device *lo, compat_uptr_t arg)
 	int err = -EFAULT;
 
 	if (!copy_from_user(&cinfo, compat_ptr(arg), sizeof(cinfo))) {
-		loop_info_to_info64(&info64, &cinfo);
+		loop_info_from_compat(&info64, &cinfo);
 		err = loop_set_status(lo, &info64);
 		memzero_explicit(&info64, sizeof(info64));
 	}
@@ -285,7 +316,7 @@ static int loop_compat_get_status(struct loop_device *lo, compat_uptr_t arg)
 		return -EINVAL;
 	err = loop_get_status(lo, &info64);
 	if (!err)
-		err = loop_info_from_info64(&cinfo, &info64);
+		err = loop_info_to_compat(&cinfo, &info64);
 	if (!err && copy_to_user(compat_ptr(arg), &cinfo, sizeof(cinfo)))
 		err = -EFAULT;
 	memzero_explicit(&info64, sizeof(info64));

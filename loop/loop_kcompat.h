@@ -5,7 +5,8 @@
  * The driver calls these instead of the block layer functions whose
  * signatures changed between the supported kernels (6.1, 6.12, 7.3);
  * loop_kcompat.c holds them, and this header the feature tests the driver
- * keys its own differences on (the block device methods' signatures).
+ * keys its own differences on (AESLOOP_FMODE_OPEN: the block device
+ * methods' signatures, and which bd_prepare_to_claim() loop_claim() calls).
  * Nothing here knows the driver: no struct loop_device, no call into it.
  */
 #ifndef AESLOOP_LOOP_KCOMPAT_H

@@ -78,7 +78,7 @@
  *                                       request whose segments are not whole
  *                                       pages or blocks)
  * OPTS: -t ENCRYPT_TYPE -s KEY_SIZE -k HEX_KEY -o OFFSET -l SIZELIMIT
- *       -f FLAGS -n CRYPT_NAME -b BLOCK_SIZE -i LO_INIT0
+ *       -f FLAGS -n CRYPT_NAME -N FILE_NAME -b BLOCK_SIZE -i LO_INIT0
  *       -r (open the file read-only)
  *
  * On failure it prints "lo-ioctl: IOCTL: ERRNAME (message)" and exits 1.
@@ -162,7 +162,7 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 	const char *hex;
 	int c;
 
-	while ((c = getopt(argc, argv, "t:s:k:o:l:f:n:b:i:r")) != -1) {
+	while ((c = getopt(argc, argv, "t:s:k:o:l:f:n:N:b:i:r")) != -1) {
 		*any = 1;
 		switch (c) {
 		case 't':
@@ -187,6 +187,9 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 			break;
 		case 'n':
 			snprintf((char *)info->lo_crypt_name, LO_NAME_SIZE, "%s", optarg);
+			break;
+		case 'N':
+			snprintf((char *)info->lo_file_name, LO_NAME_SIZE, "%s", optarg);
 			break;
 		case 'b':
 			cfg->block_size = strtoul(optarg, NULL, 0);

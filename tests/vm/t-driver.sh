@@ -27,6 +27,7 @@
 #   discard      blkdiscard on a plain loop punches the file; refused on an
 #                encrypted loop, which keeps its data
 #   change-fd    LOOP_CHANGE_FD on a read-only loop
+#   old-*        the old struct loop_info through the native ioctls
 #   compat32-*   32-bit callers through compat_ioctl (old and new structs)
 #   fio-*        fio verify=crc32c, random reads and writes, 4 jobs, on an
 #                encrypted file-backed loop (with whatever lo_threads run.sh set)
@@ -579,9 +580,33 @@ else
 fi
 rm -f "$work/odd-outer.img" "$work/odd.data"
 
-# 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.
-l32=$t_tools/lo-ioctl32
+# The old struct loop_info through the native ioctls: its one name is the file name on a
+# keyed device too (not the cipher's), no key byte comes back, and a value it cannot hold (an offset of 2^31) is
+# EOVERFLOW, not cut short; an lo_init of 2^32 fits its 64-bit unsigned long.
 key=00112233445566778899aabbccddeeff
+if n=$("$lo_ioctl" get-free 2>/dev/null); then
+	dev=/dev/loop$n
+	t_check old-configure "$lo_ioctl" configure "$dev" "$work/a.img" \
+		-t 16 -s 16 -k "$key" -n AES128 -N "$work/a.img" -i 0x100000000
+	old=$("$lo_ioctl" status-old "$dev")
+	t_expect_eq old-status-name "name=$work/a.img" "$(grep '^name=' <<<"$old")"
+	t_expect_eq old-status-no-key "encrypt_key=$(printf '0%.0s' {1..64})" \
+		"$(grep '^encrypt_key=' <<<"$old")"
+	t_check old-status-type sh -c "'$lo_ioctl' status-old $dev | grep -x encrypt_type=16"
+	t_check old-clr "$lo_ioctl" clr "$dev"
+	truncate -s 3G "$work/big.img"
+	t_check old-configure-far "$lo_ioctl" configure "$dev" "$work/big.img" -o 0x80000000
+	t_expect_fail old-status-offset-overflow EOVERFLOW "$lo_ioctl" status-old "$dev"
+	t_check old-status64-offset sh -c "'$lo_ioctl' status $dev | grep -x offset=2147483648"
+	t_check old-clr-far "$lo_ioctl" clr "$dev"
+	rm -f "$work/big.img"
+else
+	t_fail old-get-free "LOOP_CTL_GET_FREE failed"
+fi
+
+# 32-bit callers: struct loop_info and loop_info64 through compat_ioctl.  The 32-bit
+# struct loop_info's lo_init is 32 bits: one of 2^32 is EOVERFLOW, for root too.
+l32=$t_tools/lo-ioctl32
 if n=$("$l32" get-free 2>/dev/null); then
 	dev=/dev/loop$n
 	t_check compat32-configure "$l32" configure "$dev" "$work/a.img" \
@@ -591,6 +616,10 @@ if n=$("$l32" get-free 2>/dev/null); then
 	t_check compat32-set-status-old "$l32" set-status-old "$dev" -o 512 -t 16 -s 16 -k "$key"
 	t_expect_eq compat32-set-status-old-offset 512 "$(sysfs "$dev" loop/offset)"
 	t_check compat32-clr "$l32" clr "$dev"
+	t_check compat32-configure-init "$lo_ioctl" configure "$dev" "$work/a.img" -i 0x100000000
+	t_expect_fail compat32-status-old-init-overflow EOVERFLOW "$l32" status-old "$dev"
+	t_check compat32-status64-init sh -c "'$l32' status $dev | grep -x init=4294967296"
+	t_check compat32-clr-init "$l32" clr "$dev"
 else
 	t_skip compat32 "the guest kernel does not run 32-bit programs"
 fi
