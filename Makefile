@@ -61,7 +61,7 @@ BUILD     ?= build
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror
-CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools -DAESLOOP_VERSION='"$(VERSION)"'
+CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Ilib -DAESLOOP_VERSION='"$(VERSION)"'
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
@@ -81,20 +81,20 @@ CHECK_KVER = [ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/gener
 # it, or DESTDIR as the rest of the install targets do.
 MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
-# aesloop-util.c parses mount options and fstab with libmount: the system's
+# lib/ parses mount options and fstab with libmount: the system's
 # (libmount-dev) for the host tests; build-losetup.sh gives the util-linux
 # tree's own, which the patched programs link.
 MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
 MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
 
-LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
-# The key setup (keysetup.c is its base, keysetup-*.c one job each), what
-# the patched util-linux programs share, and how both start programs
-# (aesloop-spawn.c); all of it in libaesloop.a.
-TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
-		tools/keysetup-read.c tools/keysetup-ask.c tools/keysetup-gpg.c \
-		tools/keysetup-derive.c tools/aesloop-util.c tools/aesloop-spawn.c)
-HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
+AES_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
+# lib/: the key setup (keysetup.c is its base, keysetup-*.c one job each),
+# what the patched util-linux programs call (libaesloop.h: a file a job),
+# and how both start programs (spawn.c); all of it in libaesloop.a, with
+# the AES of AES_SRCS (aes/, which loop.ko builds too).  tools/ holds the
+# programs.
+LIBAESLOOP_SRCS := $(wildcard lib/*.c)
+HDRS      := $(wildcard aes/*.h lib/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
 # assembly, chosen at run time by loop_aes_probe().  The default when
@@ -165,13 +165,15 @@ $(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/plain/tools/aesloop-util.o $(BUILD)/san/tools/aesloop-util.o: CPPFLAGS += $(MOUNT_CFLAGS)
+# The files of lib/ that call libmount.
+MOUNT_USERS := lib/options.c lib/fstab.c
+$(call objs,plain,$(MOUNT_USERS)) $(call objs,san,$(MOUNT_USERS)): CPPFLAGS += $(MOUNT_CFLAGS)
 
-$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
+$(BUILD)/libaesloop.a: $(call objs,plain,$(AES_SRCS) $(LIBAESLOOP_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
+$(BUILD)/libaesloop-san.a: $(call objs,san,$(AES_SRCS) $(LIBAESLOOP_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -383,20 +385,20 @@ UL_SERIES_PATCHES = patches/util-linux/series-$(1) \
 losetup: $(BUILD)/bin/losetup
 
 $(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
-		      $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+		      $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
 
 losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
 
 $(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			      $(call UL_SERIES_PATCHES,2.41) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+			      $(call UL_SERIES_PATCHES,2.41) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
 
 # The same programs (2.38) cross-built for the arm64 test guest (needs libssl-dev:arm64).
 losetup-arm64: $(BUILD)/ul-arm64/bin/losetup
 
 $(BUILD)/ul-arm64/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			       $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+			       $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	UL_HOST=aarch64-linux-gnu patches/build-losetup.sh $(BUILD)/ul-arm64
 
 check:

@@ -229,7 +229,7 @@ if [[ -n ${have_dist} ]]; then
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
 	for f in Makefile loop/Kbuild patches/util-linux/series-2.38 patches/util-linux/series-2.41 \
-		tools/keysetup.c README.md patches/aesloop-losetup.8 \
+		lib/keysetup.c README.md patches/aesloop-losetup.8 \
 		boot/aesloop-functions boot/systemd/aesloop-fstab-generator boot/dracut/90aesloop/module-setup.sh; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done

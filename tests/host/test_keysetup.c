@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_keysetup.c - known-answer tests of tools/keysetup*.c and the single-key
+ * test_keysetup.c - known-answer tests of lib/keysetup*.c and the single-key
  * sector transform, from ../shared/vectors (see its README.md).
  *
  * For every case of vectors.tsv whose mode is "single": derive KB with

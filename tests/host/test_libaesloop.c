@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * test_aesloop_util.c - tools/aesloop-util.c, the loop-AES glue of the
- * patched losetup, mount and swapon:
+ * test_libaesloop.c - lib/options.c, fstab.c, status.c and openers.c: the
+ * loop-AES parts of libaesloop that the patched losetup, mount and swapon call:
  *
  *  status-*   the `losetup -a` line of loop-AES (offset=@N, encryption=AES128,
  *             multi-key-v2/v3, loinit=, read-only) from a struct loop_info64
@@ -34,7 +34,7 @@
 
 #include <linux/loop.h>
 
-#include "aesloop-util.h"
+#include "libaesloop.h"
 #include "testutil.h"
 
 static void check_line(const char *name, const struct loop_info64 *li,
@@ -205,7 +205,7 @@ static void test_argv(void)
 
 static void test_fstab(void)
 {
-	char path[] = "/tmp/test_aesloop_util.XXXXXX", err[512];
+	char path[] = "/tmp/test_libaesloop.XXXXXX", err[512];
 	struct aesloop_opts o;
 	char *src = NULL;
 	FILE *f;
