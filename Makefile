@@ -293,7 +293,7 @@ UL_MAN    := aesloop-losetup.8
 UL_MAN_LINKS := $(filter-out $(UL_MAN),$(addprefix aesloop-,$(addsuffix .8,$(UL_PROGS))))
 TOOL_FILES := $(foreach p,$(UL_PROGS),0755:$(UL_BUILD)/bin/$(p):$(PREFIX)/sbin/aesloop-$(p)) \
 	0755:$(BUILD)/bin/aesloop-pipe:$(PREFIX)/bin/aesloop-pipe \
-	0644:patches/$(UL_MAN):$(MANDIR)/man8/$(UL_MAN) \
+	0644:tools/$(UL_MAN):$(MANDIR)/man8/$(UL_MAN) \
 	0644:loop/aesloop.4:$(MANDIR)/man4/aesloop.4 \
 	0644:tools/aesloop-pipe.1:$(MANDIR)/man1/aesloop-pipe.1 \
 	0644:tools/aesloop-keygen.1:$(MANDIR)/man1/aesloop-keygen.1

@@ -127,7 +127,7 @@ src_install() {
 
 	# aesloop's page documents the loop-AES options of all four programs and
 	# its NAME lists them: the others are the same page (as Debian's package).
-	doman "${WORKDIR}/${AESLOOP_P}/patches/aesloop-losetup.8"
+	doman "${WORKDIR}/${AESLOOP_P}/tools/aesloop-losetup.8"
 	local p
 	for p in mount swapon swapoff; do
 		echo '.so man8/aesloop-losetup.8' >"${T}/aesloop-${p}.8" || die
