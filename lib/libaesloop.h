@@ -5,8 +5,9 @@
  * file of lib/ each: the loop-AES option set and its sources (options.c,
  * fstab.c), the key setup run from it (keydrive.c; keysetup*.c do the
  * work), the multi-key ioctl (multikey.c), the status line of loop-AES's
- * `losetup -a` (status.c), encrypted swap (swap.c), and what `losetup -d`
- * says about a detach that waits for other openers (openers.c).
+ * `losetup -a` (status.c), encrypted swap (swap.c), the new volume of
+ * phash=random (newfs.c), and what `losetup -d` says about a detach that
+ * waits for other openers (openers.c).
  *
  * Kept out of the util-linux patches so that they stay a thin layer of
  * hooks, and this code is built and tested with the project (ASan, UBSan).
@@ -84,7 +85,7 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		     const char *prog, const char *backing,
 		     uint64_t data_offset);
 
-int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks);
+int aesloop_multi_key_setup(int fd, const char *dev, const struct keysetup *ks);
 
 int aesloop_status_line(char *buf, size_t len, const char *dev,
 			const char *file_name, const void *info64);
@@ -107,6 +108,9 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 typedef int (*aesloop_attach_fn)(const char *loopdev, const char *backing,
 				 uint64_t lo_offset, uint64_t sizelimit,
 				 const struct keysetup *ks, uint64_t loinit);
+
+int aesloop_mkswap(const char *dev);
+int aesloop_mkfs(const char *dev, const char *fstype);
 
 int aesloop_swap_prepare(const char *source, const char *optstr,
 			 const char *prog, int passfd, aesloop_attach_fn attach,

@@ -3,8 +3,10 @@
  * multikey.c - the 64 or 65 keys of a multi-key loop-AES device (spec §5),
  * handed to the driver after the loop device is bound.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE		/* program_invocation_short_name */
 #include <errno.h>
+#include <stdio.h>
+#include <string.h>
 #include <sys/ioctl.h>
 #include <time.h>
 
@@ -33,8 +35,8 @@ static int multi_key_ioctl_retry(int fd, unsigned long req, const void *slots)
 	return 0;
 }
 
-/**
- * aesloop_multi_key_ioctl() - hand the multi-key slots to the driver (§5)
+/*
+ * multi_key_ioctl() - hand the multi-key slots to the driver (§5)
  * @fd: the loop device, after LOOP_SET_STATUS64 (or LOOP_CONFIGURE) set
  *      the AES type and key size
  * @ks: the derived keys; nothing is done for single-key
@@ -47,7 +49,7 @@ static int multi_key_ioctl_retry(int fd, unsigned long req, const void *slots)
  *
  * Return: 0, or -errno of the ioctl.
  */
-int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
+static int multi_key_ioctl(int fd, const struct keysetup *ks)
 {
 	int rc;
 
@@ -60,4 +62,37 @@ int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks)
 			return rc;
 	}
 	return multi_key_ioctl_retry(fd, LOOP_MULTI_KEY_SETUP, ks->slots);
+}
+
+/**
+ * aesloop_multi_key_setup() - the slots of a device just bound, or no device
+ * @fd:  the loop device, bound with the AES key (LOOP_CONFIGURE, or
+ *       LOOP_SET_FD and LOOP_SET_STATUS64) by the caller
+ * @dev: its name, e.g. "/dev/loop3", for the messages
+ * @ks:  the derived keys; nothing is done for single-key
+ *
+ * The step that losetup, mount and swapon all take after the bind:
+ * multi_key_ioctl() (with its EAGAIN retries), and if that fails,
+ * "PROG: DEV: multi-key set-up (MODE) failed: ERROR" on stderr and
+ * LOOP_CLR_FD, so that no device is left keyed with the first key alone,
+ * which does not read a multi-key volume.  A detach that fails is said
+ * too.  errno is set to the ioctl's error.
+ *
+ * Return: 0, or the negative errno of the multi-key ioctl (the device is
+ * then detached, or a second message said why not).
+ */
+int aesloop_multi_key_setup(int fd, const char *dev, const struct keysetup *ks)
+{
+	int rc = multi_key_ioctl(fd, ks);
+
+	if (!rc)
+		return 0;
+	fprintf(stderr, "%s: %s: multi-key set-up (%s) failed: %s\n",
+		program_invocation_short_name, dev, keysetup_mode_name(ks),
+		strerror(-rc));
+	if (ioctl(fd, LOOP_CLR_FD, 0) != 0)
+		fprintf(stderr, "%s: %s: detach failed: %s\n",
+			program_invocation_short_name, dev, strerror(errno));
+	errno = -rc;
+	return rc;
 }

@@ -20,7 +20,6 @@
 
 #include "aes_types.h"	/* memzero_explicit() */
 #include "libaesloop.h"
-#include "aesloop-spawn.h"
 
 /* Parse a loop-AES number: decimal, 0x hexadecimal or 0 octal. */
 static int parse_number(const char *s, uint64_t *v)
@@ -32,31 +31,6 @@ static int parse_number(const char *s, uint64_t *v)
 	errno = 0;
 	*v = strtoull(s, &end, 0);
 	return errno || *end ? -EINVAL : 0;
-}
-
-/* Run /sbin/PROG or /usr/sbin/PROG with @arg, quietly; 0 if it exited 0. */
-static int run_quiet(const char *prog, const char *arg)
-{
-	char path1[64], path2[64];
-	const char *const paths[] = { path1, path2, NULL };
-	char *argv[] = { (char *)prog, (char *)arg, NULL };
-	char *envp[] = { (char *)"PATH=/sbin:/usr/sbin:/bin:/usr/bin", NULL };
-	struct aesloop_spawn sp = {
-		.paths = paths,
-		.argv = argv,
-		.envp = envp,
-		.fds = { AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL, AESLOOP_SPAWN_NULL },
-		.nfds = 3,
-	};
-	pid_t pid;
-	int rc;
-
-	snprintf(path1, sizeof(path1), "/sbin/%s", prog);
-	snprintf(path2, sizeof(path2), "/usr/sbin/%s", prog);
-	rc = aesloop_spawn(&sp, &pid);
-	if (rc)
-		return rc;
-	return aesloop_spawn_wait(pid) == 0 ? 0 : -EIO;
 }
 
 /* Is @loopdev bound, and to @backing?  1 same, 0 free, -EBUSY another. */
@@ -159,7 +133,7 @@ int aesloop_swap_prepare(const char *source, const char *optstr,
 	rc = attach(o.loop, source, lo_offset, sizelimit, &ks, loinit);
 	if (rc)
 		goto out_keys;
-	if (ks.hash == KEYSETUP_HASH_RANDOM && run_quiet("mkswap", o.loop)) {
+	if (ks.hash == KEYSETUP_HASH_RANDOM && aesloop_mkswap(o.loop)) {
 		int fd = open(o.loop, O_RDONLY | O_CLOEXEC);
 
 		fprintf(stderr, "%s: %s: mkswap failed on the new encrypted device %s\n",
