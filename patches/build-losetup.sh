@@ -37,6 +37,11 @@
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
+# It stays beside the patches rather than with the Makefile's build rules:
+# what it does is take a series' release and apply that series to it (with
+# series.sh, which mkpatch.sh and tests/host/t-ul-series.sh share), and what
+# makes it run again is a patch or series file that changed.
+#
 # Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev, pkg-config.
 set -euo pipefail
 

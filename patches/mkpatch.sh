@@ -21,8 +21,7 @@
 # fetched already (make losetup, make losetup-2.41 do it).  After a refresh
 # of a patch both series share, run check: it must still apply to the other.
 # The loop-AES code itself is not in the patches: it is libaesloop (lib/),
-# which build-losetup.sh compiles and links into losetup, mount
-# and swapon.
+# which build-losetup.sh compiles and links into losetup, mount and swapon.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
