@@ -8,6 +8,7 @@
 #ifndef AESLOOP_LOSETUP_H
 #define AESLOOP_LOSETUP_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "libaesloop.h"
@@ -63,6 +64,8 @@ void aesloop_losetup_init(struct aesloop_losetup *lo, int argc,
 int aesloop_losetup_option(struct aesloop_losetup *lo, int c, const char *arg);
 const char *aesloop_losetup_check(const struct aesloop_losetup *lo, int setup,
 				  int read_only);
+int aesloop_losetup_keys(struct keysetup *ks, const struct aesloop_opts *o,
+			 const char *file, uint64_t data_offset, int verbose);
 void aesloop_losetup_usage(FILE *out);
 int aesloop_recompute_size(int fd, const char *dev, int verbose);
 

@@ -5,6 +5,7 @@
  * patches put AESLOOP_LOSETUP_LONGOPTS in losetup's option table, hand
  * each option to aesloop_losetup_option() first, and call the rest.
  */
+#define _GNU_SOURCE		/* program_invocation_short_name */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -12,7 +13,9 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/mount.h>		/* BLKGETSIZE64 */
+#include <unistd.h>
 
 #include "aesloop-losetup.h"
 
@@ -145,6 +148,48 @@ const char *aesloop_losetup_check(const struct aesloop_losetup *lo, int setup,
 	    !strncasecmp(o->phash, "random", 6))
 		return "phash=random makes a new volume: not with --read-only";
 	return NULL;
+}
+
+/**
+ * aesloop_losetup_keys() - losetup -e: the keys, before any loop device is touched
+ * @ks:          as aesloop_get_keys() takes it: to be wiped by the caller
+ *               with keysetup_wipe() on every path (an atexit handler)
+ * @o:           the options
+ * @file:        the backing file, or NULL
+ * @data_offset: where its data starts, bytes
+ * @verbose:     -v: the mode and key size on standard output
+ *
+ * Memory is locked first (mlockall(), present and future), so that no key
+ * goes to swap: as root a failure ends the setup, other users (who may
+ * lack the limit) are warned.  A bad cipher name, passphrase or key file
+ * then leaves nothing attached.  Messages go to stderr, "PROG: ...".
+ *
+ * Return: 0, or -1 with what went wrong said.
+ */
+int aesloop_losetup_keys(struct keysetup *ks, const struct aesloop_opts *o,
+			 const char *file, uint64_t data_offset, int verbose)
+{
+	const char *prog = program_invocation_short_name;
+
+	if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
+		int e = errno;
+
+		if (geteuid() == 0) {
+			fprintf(stderr, "%s: cannot lock memory to keep the key out of swap: %s\n",
+				prog, strerror(e));
+			return -1;
+		}
+		fprintf(stderr, "%s: cannot lock memory; the key may be swapped out: %s\n",
+			prog, strerror(e));
+	}
+	if (aesloop_get_keys(ks, o, prog, file, data_offset)) {
+		fprintf(stderr, "%s: %s\n", prog, ks->errmsg);
+		return -1;
+	}
+	if (verbose)
+		printf("%s: %s, %u-bit keys\n", prog, keysetup_mode_name(ks),
+		       ks->key_len * 8);
+	return 0;
 }
 
 /**
