@@ -1,4 +1,5 @@
 #!/bin/bash
+# covers: release version
 # t-version.sh - one release number: the Makefile's VERSION is the source
 # (make -s version).  loop/Kbuild, dkms.conf (through dh_dkms -V in
 # debian/rules), tools/aesloop-keygen (make install-tools) and make dist take
