@@ -74,7 +74,7 @@ BUILD     ?= build
 CC        ?= gcc
 CFLAGS    ?= -O2 -g
 WARN      := -std=c11 -Wall -Wextra -Werror
-CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Itools -DAESLOOP_VERSION='"$(VERSION)"'
+CPPFLAGS  += -D_DEFAULT_SOURCE -Iaes -Ilib -DAESLOOP_VERSION='"$(VERSION)"'
 SANFLAGS  := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
 TOOL_LDFLAGS := -Wl,-z,relro -Wl,-z,now
 
@@ -94,20 +94,20 @@ CHECK_KVER = [ -n "$(KVER)" ] || { echo "no UTS_RELEASE in $(KDIR)/include/gener
 # it, or DESTDIR as the rest of the install targets do.
 MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 
-# aesloop-util.c parses mount options and fstab with libmount: the system's
+# lib/ parses mount options and fstab with libmount: the system's
 # (libmount-dev) for the host tests; build-losetup.sh gives the util-linux
 # tree's own, which the patched programs link.
 MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
 MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
 
-LIB_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
-# The key setup (keysetup.c is its base, keysetup-*.c one job each), what
-# the patched util-linux programs share, and how both start programs
-# (aesloop-spawn.c); all of it in libaesloop.a.
-TOOL_SRCS := $(wildcard tools/keysetup.c tools/keysetup-options.c \
-		tools/keysetup-read.c tools/keysetup-ask.c tools/keysetup-gpg.c \
-		tools/keysetup-derive.c tools/aesloop-util.c tools/aesloop-spawn.c)
-HDRS      := $(wildcard aes/*.h tools/*.h) loop/aesloop_uapi.h
+AES_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
+# lib/: the key setup (keysetup.c is its base, keysetup-*.c one job each),
+# what the patched util-linux programs call (libaesloop.h: a file a job),
+# and how both start programs (spawn.c); all of it in libaesloop.a, with
+# the AES of AES_SRCS (aes/, which loop.ko builds too).  tools/ holds the
+# programs.
+LIBAESLOOP_SRCS := $(wildcard lib/*.c)
+HDRS      := $(wildcard aes/*.h lib/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
 # assembly, chosen at run time by loop_aes_probe().  The default when
@@ -178,13 +178,15 @@ $(BUILD)/san/%.o: %.S $(HDRS) $(FLAGS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) -c $< -o $@
 
-$(BUILD)/plain/tools/aesloop-util.o $(BUILD)/san/tools/aesloop-util.o: CPPFLAGS += $(MOUNT_CFLAGS)
+# The files of lib/ that call libmount.
+MOUNT_USERS := lib/options.c lib/fstab.c
+$(call objs,plain,$(MOUNT_USERS)) $(call objs,san,$(MOUNT_USERS)): CPPFLAGS += $(MOUNT_CFLAGS)
 
-$(BUILD)/libaesloop.a: $(call objs,plain,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
+$(BUILD)/libaesloop.a: $(call objs,plain,$(AES_SRCS) $(LIBAESLOOP_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
-$(BUILD)/libaesloop-san.a: $(call objs,san,$(LIB_SRCS) $(TOOL_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
+$(BUILD)/libaesloop-san.a: $(call objs,san,$(AES_SRCS) $(LIBAESLOOP_SRCS) $(INTEL_SRCS) $(ARM64_SRCS))
 	rm -f $@
 	$(AR) rcs $@ $^
 
@@ -245,16 +247,32 @@ module:
 	@[ -d $(KDIR) ] || { echo "no kernel tree at $(KDIR): for the running kernel, apt install linux-headers-$$(uname -r); else give KDIR=" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(CURDIR) W=1 modules
 
+# $(call install_files,FILTER,LIST): each MODE:SOURCE:DEST of LIST installed as
+# $(DESTDIR)DEST, through the command the variable FILTER names (it reads the file on
+# its standard input), or as it is when FILTER is empty.  $(call installed,LIST): those
+# DESTs, for the uninstall targets: each install target's files are one list, which
+# its uninstall target removes.
+install_entry = install -d $(DESTDIR)$(dir $(word 3,$(2))) && \
+	$(if $(1),$($(1)) <$(word 2,$(2)) >$(DESTDIR)$(word 3,$(2)) && \
+		chmod $(word 1,$(2)) $(DESTDIR)$(word 3,$(2)),\
+	install -m $(word 1,$(2)) $(word 2,$(2)) $(DESTDIR)$(word 3,$(2)))
+install_files = set -e; $(foreach f,$(2),$(call install_entry,$(1),$(subst :, ,$(f)));)
+installed = $(foreach f,$(1),$(DESTDIR)$(lastword $(subst :, ,$(f))))
+
 # depmod for the kernel installed into, in the tree installed into: not the
 # running kernel's when KDIR, KVER or INSTALL_MOD_PATH point elsewhere.
 # updates/loop.ko: where an aesloop before the top Kbuild installed itself (M=loop); removed
 # when it is aesloop's (it has aes_impl), so that no second copy competes with this one.
+# MOD_INSTALLED: where modules_install puts loop/loop.ko (INSTALL_MOD_DIR=$(MOD_DIR),
+# the folder of M's loop/ below it), compressed or not.
+MOD_DIR   := updates
+MOD_INSTALLED = $(MOD_ROOT)/lib/modules/$(KVER)/$(MOD_DIR)/loop
 OLD_KO = for f in $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop.ko*; do \
 	[ ! -f "$$f" ] || ! modinfo -F parm "$$f" | grep -q '^aes_impl:' || rm -f "$$f"; done
 install: module
 	@$(CHECK_KVER)
 	$(OLD_KO)
-	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=updates \
+	$(MAKE) -C $(KDIR) M=$(CURDIR) INSTALL_MOD_DIR=$(MOD_DIR) \
 		$(if $(MOD_ROOT),INSTALL_MOD_PATH=$(MOD_ROOT)) modules_install
 	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
 	@[ -z "$$(ls $(MOD_ROOT)/lib/modules/$(KVER)/updates/dkms/loop.ko* 2>/dev/null)" ] || \
@@ -264,9 +282,8 @@ install: module
 # depmod, so that the kernel's own loop.ko is the one modprobe loads again.
 uninstall:
 	@$(CHECK_KVER)
-	rm -f $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko \
-		$(MOD_ROOT)/lib/modules/$(KVER)/updates/loop/loop.ko.*
-	-rmdir $(MOD_ROOT)/lib/modules/$(KVER)/updates/loop 2>/dev/null
+	rm -f $(MOD_INSTALLED)/loop.ko $(MOD_INSTALLED)/loop.ko.*
+	-rmdir $(MOD_INSTALLED) 2>/dev/null
 	$(OLD_KO)
 	depmod -a $(if $(MOD_ROOT),-b $(MOD_ROOT)) $(KVER)
 
@@ -282,37 +299,41 @@ UL_PROGS  := losetup mount swapon swapoff
 # TOOL_LINKS=no: no plain-name links (a package's /usr/sbin/losetup is util-linux's).
 TOOL_LINKS ?= yes
 TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe
-MAN8DIR   := $(DESTDIR)$(PREFIX)/share/man/man8
+MANDIR    := $(PREFIX)/share/man
+# One page for the four programs: a losetup.8 here would hide util-linux's page.  The
+# other three names are .so links to it.
+UL_MAN    := aesloop-losetup.8
+UL_MAN_LINKS := $(filter-out $(UL_MAN),$(addprefix aesloop-,$(addsuffix .8,$(UL_PROGS))))
+TOOL_FILES := $(foreach p,$(UL_PROGS),0755:$(UL_BUILD)/bin/$(p):$(PREFIX)/sbin/aesloop-$(p)) \
+	0755:$(BUILD)/bin/aesloop-pipe:$(PREFIX)/bin/aesloop-pipe \
+	0644:tools/$(UL_MAN):$(MANDIR)/man8/$(UL_MAN) \
+	0644:loop/aesloop.4:$(MANDIR)/man4/aesloop.4 \
+	0644:tools/aesloop-pipe.1:$(MANDIR)/man1/aesloop-pipe.1 \
+	0644:tools/aesloop-keygen.1:$(MANDIR)/man1/aesloop-keygen.1
+# Installed with VERSION written in (run from the checkout, it reads this Makefile's).
+TOOL_SCRIPTS := 0755:tools/aesloop-keygen:$(PREFIX)/bin/aesloop-keygen
+VERSION_SUBST = sed -e 's|^version=@VERSION@$$|version=$(VERSION)|'
 tools: userspace $(UL_BUILD)/bin/losetup
 
 install-tools:
 	@for f in $(TOOLS_BUILT); do [ -x "$$f" ] || { \
 		echo "$$f is not built: run make tools$(if $(filter-out $(BUILD),$(UL_BUILD)), UL_BUILD=$(UL_BUILD)) first (not as root)" >&2; \
 		exit 1; }; done
-	install -d $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/bin $(MAN8DIR) \
-		$(DESTDIR)$(PREFIX)/share/man/man4 $(DESTDIR)$(PREFIX)/share/man/man1
+	$(call install_files,,$(TOOL_FILES))
+	$(call install_files,VERSION_SUBST,$(TOOL_SCRIPTS))
 	for p in $(UL_PROGS); do \
-		install -m 0755 $(UL_BUILD)/bin/$$p $(DESTDIR)$(PREFIX)/sbin/aesloop-$$p && \
-		{ [ "$(TOOL_LINKS)" != yes ] || ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p; } || \
+		[ "$(TOOL_LINKS)" != yes ] || ln -sf aesloop-$$p $(DESTDIR)$(PREFIX)/sbin/$$p || \
 		exit 1; done
-	install -m 0755 $(BUILD)/bin/aesloop-pipe tools/aesloop-keygen $(DESTDIR)$(PREFIX)/bin/
-	# One page for the four programs: a losetup.8 here would hide util-linux's page.
-	install -m 0644 patches/aesloop-losetup.8 $(MAN8DIR)/
-	for p in mount swapon swapoff; do \
-		echo '.so man8/aesloop-losetup.8' >$(MAN8DIR)/aesloop-$$p.8 || exit 1; done
-	install -m 0644 loop/aesloop.4 $(DESTDIR)$(PREFIX)/share/man/man4/
-	install -m 0644 tools/aesloop-pipe.1 tools/aesloop-keygen.1 $(DESTDIR)$(PREFIX)/share/man/man1/
+	for m in $(UL_MAN_LINKS); do \
+		echo '.so man8/$(UL_MAN)' >$(DESTDIR)$(MANDIR)/man8/$$m || exit 1; done
 
 # A plain name only when it is install-tools' link: /usr/sbin/losetup may be util-linux's.
 uninstall-tools:
 	for p in $(UL_PROGS); do \
 		[ "$$(readlink $(DESTDIR)$(PREFIX)/sbin/$$p)" != aesloop-$$p ] || \
 		rm -f $(DESTDIR)$(PREFIX)/sbin/$$p; done
-	rm -f $(addprefix $(DESTDIR)$(PREFIX)/sbin/aesloop-,$(UL_PROGS)) \
-		$(DESTDIR)$(PREFIX)/bin/aesloop-pipe $(DESTDIR)$(PREFIX)/bin/aesloop-keygen \
-		$(addprefix $(MAN8DIR)/aesloop-,$(addsuffix .8,$(UL_PROGS))) \
-		$(DESTDIR)$(PREFIX)/share/man/man4/aesloop.4 \
-		$(addprefix $(DESTDIR)$(PREFIX)/share/man/man1/,aesloop-pipe.1 aesloop-keygen.1)
+	rm -f $(call installed,$(TOOL_FILES) $(TOOL_SCRIPTS)) \
+		$(addprefix $(DESTDIR)$(MANDIR)/man8/,$(UL_MAN_LINKS))
 
 # The root on an aesloop device (boot/): an admin's own initramfs-tools files go in
 # /etc/initramfs-tools, a package's in /usr/share/initramfs-tools.  The hook is told where
@@ -325,6 +346,18 @@ DRACUT_MODULES ?= /usr/lib/dracut/modules.d
 # The patched losetup the boot integration runs (the Debian package's is /usr/sbin's).
 LOSETUP ?= $(PREFIX)/sbin/aesloop-losetup
 BOOT_SUBST = sed -e 's|@LIBDIR@|$(AESLOOP_LIBDIR)|' -e 's|@LOSETUP@|$(LOSETUP)|'
+BOOT_FILES := \
+	0755:boot/aesloop-root-config:$(AESLOOP_LIBDIR)/aesloop-root-config \
+	0755:boot/aesloop-root-setup:$(AESLOOP_LIBDIR)/aesloop-root-setup \
+	0644:boot/aesloop-functions:$(AESLOOP_LIBDIR)/aesloop-functions \
+	0755:boot/aesloop-fstab-setup:$(AESLOOP_LIBDIR)/aesloop-fstab-setup \
+	0755:boot/initramfs-tools/hooks/aesloop:$(INITRAMFS_TOOLS)/hooks/aesloop \
+	0755:boot/initramfs-tools/scripts/local-top/aesloop:$(INITRAMFS_TOOLS)/scripts/local-top/aesloop \
+	0755:boot/initramfs-tools/scripts/init-bottom/aesloop:$(INITRAMFS_TOOLS)/scripts/init-bottom/aesloop \
+	0755:boot/systemd/aesloop-fstab-generator:$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
+DRACUT_FILES := \
+	0755:boot/dracut/90aesloop/module-setup.sh:$(DRACUT_MODULES)/90aesloop/module-setup.sh \
+	0644:boot/dracut/90aesloop/aesloop-root.service:$(DRACUT_MODULES)/90aesloop/aesloop-root.service
 # dracut's module folder is the same for every PREFIX: one the aesloop-utils package installed
 # is left to the package.
 PACKAGE_OWNED_DRACUT = @if [ -z "$(DESTDIR)" ] && \
@@ -332,43 +365,19 @@ PACKAGE_OWNED_DRACUT = @if [ -z "$(DESTDIR)" ] && \
 	echo "$(DRACUT_MODULES)/90aesloop belongs to a package (aesloop-utils): use the package's" >&2; \
 	exit 1; fi
 install-boot:
-	install -d $(DESTDIR)$(AESLOOP_LIBDIR) $(DESTDIR)$(INITRAMFS_TOOLS)/hooks \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top $(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom \
-		$(DESTDIR)$(SYSTEMD_GENERATORS)
-	install -m 0755 boot/aesloop-root-config boot/aesloop-root-setup $(DESTDIR)$(AESLOOP_LIBDIR)/
-	install -m 0644 boot/aesloop-functions $(DESTDIR)$(AESLOOP_LIBDIR)/
-	$(BOOT_SUBST) boot/initramfs-tools/hooks/aesloop >$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop
-	$(BOOT_SUBST) boot/aesloop-fstab-setup >$(DESTDIR)$(AESLOOP_LIBDIR)/aesloop-fstab-setup
-	$(BOOT_SUBST) boot/systemd/aesloop-fstab-generator \
-		>$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
-	chmod 0755 $(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop $(DESTDIR)$(AESLOOP_LIBDIR)/aesloop-fstab-setup \
-		$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
-	install -m 0755 boot/initramfs-tools/scripts/local-top/aesloop \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/
-	install -m 0755 boot/initramfs-tools/scripts/init-bottom/aesloop \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/
+	$(call install_files,BOOT_SUBST,$(BOOT_FILES))
 	$(PACKAGE_OWNED_DRACUT)
 	if [ -d $(DESTDIR)$(DRACUT_MODULES) ]; then \
-		install -d $(DESTDIR)$(DRACUT_MODULES)/90aesloop && \
-		$(BOOT_SUBST) boot/dracut/90aesloop/module-setup.sh \
-			>$(DESTDIR)$(DRACUT_MODULES)/90aesloop/module-setup.sh && \
-		chmod 0755 $(DESTDIR)$(DRACUT_MODULES)/90aesloop/module-setup.sh && \
-		install -m 0644 boot/dracut/90aesloop/aesloop-root.service \
-			$(DESTDIR)$(DRACUT_MODULES)/90aesloop/; \
+		$(call install_files,BOOT_SUBST,$(DRACUT_FILES)) \
 	fi
 
 # The files install-boot made.  The initramfs then still has the hook's copy until the
 # next update-initramfs, which a root on aesloop cannot boot without: said, not done.
 uninstall-boot:
-	rm -f $(addprefix $(DESTDIR)$(AESLOOP_LIBDIR)/,aesloop-root-config aesloop-root-setup \
-		aesloop-functions aesloop-fstab-setup) \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/hooks/aesloop \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/local-top/aesloop \
-		$(DESTDIR)$(INITRAMFS_TOOLS)/scripts/init-bottom/aesloop \
-		$(DESTDIR)$(SYSTEMD_GENERATORS)/aesloop-fstab-generator
+	rm -f $(call installed,$(BOOT_FILES))
 	$(PACKAGE_OWNED_DRACUT)
-	rm -rf $(DESTDIR)$(DRACUT_MODULES)/90aesloop
-	-rmdir $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
+	rm -f $(call installed,$(DRACUT_FILES))
+	-rmdir $(DESTDIR)$(DRACUT_MODULES)/90aesloop $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
 	@echo "The initramfs keeps aesloop's setup until update-initramfs -u (dracut -f) makes it again."
 
 # The Debian packages (debian/): dpkg-buildpackage on a copy of the checkout's files, uncommitted
@@ -396,20 +405,20 @@ UL_SERIES_PATCHES = patches/util-linux/series-$(1) \
 losetup: $(BUILD)/bin/losetup
 
 $(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
-		      $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+		      $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
 
 losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
 
 $(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			      $(call UL_SERIES_PATCHES,2.41) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+			      $(call UL_SERIES_PATCHES,2.41) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
 
 # The same programs (2.38) cross-built for the arm64 test guest (needs libssl-dev:arm64).
 losetup-arm64: $(BUILD)/ul-arm64/bin/losetup
 
 $(BUILD)/ul-arm64/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			       $(call UL_SERIES_PATCHES,2.38) $(LIB_SRCS) $(TOOL_SRCS) $(HDRS)
+			       $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	UL_HOST=aarch64-linux-gnu patches/build-losetup.sh $(BUILD)/ul-arm64
 
 check:

@@ -25,7 +25,7 @@ typedef unsigned long long u64;	/* int is 32 bits on every Linux ABI */
 
 /*
  * As the kernel's: a memset the compiler may not drop as a dead store.  The
- * one wipe of userland: tools/ wipes its secrets with it too.
+ * one wipe of userland: lib/ and tools/ wipe their secrets with it too.
  */
 static inline void memzero_explicit(void *s, size_t count)
 {

@@ -3,7 +3,7 @@
  * aesloop_uapi.h - loop-AES's additions to the loop device ABI (spec
  * section 5): what the driver and the programs that call it must agree on,
  * written once.  The driver (loop.h), the userland key setup
- * (tools/keysetup.h, so losetup, mount and swapon) and the tests include it.
+ * (lib/keysetup.h, so losetup, mount and swapon) and the tests include it.
  *
  * Plain constants and nothing else, so that it builds as kernel code and as
  * C11 userland without any other header.  It lives in loop/ rather than in an

@@ -37,6 +37,11 @@
 # 4. Installs the programs, which need only glibc and libcrypto at run
 #    time, and checks that with ldd.
 #
+# It stays beside the patches rather than with the Makefile's build rules:
+# what it does is take a series' release and apply that series to it (with
+# series.sh, which mkpatch.sh and tests/host/t-ul-series.sh share), and what
+# makes it run again is a patch or series file that changed.
+#
 # Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev, pkg-config.
 set -euo pipefail
 
@@ -89,7 +94,7 @@ configure_args=(
 	--without-libmagic --without-user --without-btrfs --without-econf
 	${ul_host:+--host=$ul_host}
 	# AESLOOP_VERSION: --version names aesloop's (version-help-name-aesloop.patch).
-	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/tools -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
+	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/lib -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
 	# -z now: no lazy symbol binding, whose register save area on the
 	# stack (xsave in ld.so's trampoline) would keep copies of the key
 	# that happen to be in vector registers at the time.
@@ -151,7 +156,7 @@ if [ "$stamp_want" != "$stamp_have" ] || [ ! -f "$src/Makefile" ]; then
 fi
 
 # --- 3. aesloop's key setup and AES, from this tree --------------------------
-# The Makefile's own list of sources (LIB_SRCS, TOOL_SRCS) and warnings, with
+# The Makefile's own list of sources (AES_SRCS, LIBAESLOOP_SRCS) and warnings, with
 # hardening flags; no engine of the CPU's own (INTELAES=n, ARM64AES=n): these
 # programs derive keys, the driver encrypts.  The make that may have run this
 # script passes none of its flags down (MAKEFLAGS): its BUILD or INTELAES are
@@ -167,7 +172,7 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s --no-print-directory \
 programs=(losetup mount swapon swapoff)
 echo "build-losetup.sh: building ${programs[*]}"
 # LIBS (empty in util-linux's configure) adds our archive, the tree's
-# libmount (which aesloop-util.c parses options and fstab with; losetup
+# libmount (which lib/ parses options and fstab with; losetup
 # does not link it of its own) and libcrypto to every link; the archive is
 # not a make prerequisite, so always relink, and libmount is built first.
 (cd "$src" && rm -f "${programs[@]}")

@@ -20,9 +20,8 @@
 # build/ul-2.41/util-linux-2.41 for 2.41.  The source package must have been
 # fetched already (make losetup, make losetup-2.41 do it).  After a refresh
 # of a patch both series share, run check: it must still apply to the other.
-# The loop-AES code itself is not in the patches: it is tools/keysetup.c and
-# tools/aesloop-util.c, which build-losetup.sh compiles into losetup, mount
-# and swapon.
+# The loop-AES code itself is not in the patches: it is libaesloop (lib/),
+# which build-losetup.sh compiles and links into losetup, mount and swapon.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

@@ -10,7 +10,7 @@ packages=(
 	# compiler, not gcc-multilib, which conflicts with every cross compiler (the
 	# arm64 tier's among them)
 	gcc-i686-linux-gnu libc6-dev-i386-cross
-	# libmount: mount option and fstab parsing in tools/aesloop-util.c (host tests)
+	# libmount: mount option and fstab parsing in lib/options.c and lib/fstab.c (host tests)
 	libmount-dev
 	dpkg-dev xz-utils zstd pahole python3
 	# test oracles and the programs the guest runs; strace: the host losetup

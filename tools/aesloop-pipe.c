@@ -9,7 +9,7 @@
  *                [-K gpgkey [-G gpghome]] [-T] [-w sec] [-q] [-v]
  *                < input > output
  *
- * The keys come from tools/keysetup*.c (the code losetup uses too, spec
+ * The keys come from lib/keysetup*.c (the code losetup uses too, spec
  * §3), the data goes through aes/loop_aes.c (spec §1, §2).  Key data of
  * 64 lines selects multi-key-v2, 65 lines multi-key-v3; other counts are
  * taken as aespipe takes them, with a warning.

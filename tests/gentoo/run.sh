@@ -229,7 +229,7 @@ if [[ -n ${have_dist} ]]; then
 	done <<<"${listing}"
 	[[ $(printf '%s\n' "${stamps[@]}" | sort -u | wc -l) -eq 1 ]] || why+=("files have more than one time")
 	for f in Makefile loop/Kbuild patches/util-linux/series-2.38 patches/util-linux/series-2.41 \
-		tools/keysetup.c README.md patches/aesloop-losetup.8 \
+		lib/keysetup.c README.md tools/aesloop-losetup.8 \
 		boot/aesloop-functions boot/systemd/aesloop-fstab-generator boot/dracut/90aesloop/module-setup.sh; do
 		grep -q " ${prefix}${f}\$" <<<"${listing}" || why+=("${f} is missing")
 	done
@@ -668,8 +668,8 @@ check_losetup() {
 		[[ ! -f ${f} || $(cat "${f}") == '.so man8/aesloop-losetup.8' ]] ||
 			why+=("aesloop-${p}.8 is not '.so man8/aesloop-losetup.8'")
 	done
-	cmp -s "${w}/image/usr/share/man/man8/aesloop-losetup.8" "${top}/patches/aesloop-losetup.8" ||
-		why+=("aesloop-losetup.8 is not patches/aesloop-losetup.8")
+	cmp -s "${w}/image/usr/share/man/man8/aesloop-losetup.8" "${top}/tools/aesloop-losetup.8" ||
+		why+=("aesloop-losetup.8 is not tools/aesloop-losetup.8")
 	# Each program runs, and is util-linux UL_PV's.
 	local -a bins=()
 	for f in /usr/sbin/aesloop-losetup /usr/bin/aesloop-mount /usr/sbin/aesloop-swapon /usr/sbin/aesloop-swapoff; do

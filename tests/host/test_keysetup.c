@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // covers: key setup, passphrase, key file, single-key, multi-key v2, multi-key v3, random keys, test vectors, key wipe
 /*
- * test_keysetup.c - known-answer tests of tools/keysetup*.c and the single-key
+ * test_keysetup.c - known-answer tests of lib/keysetup*.c and the single-key
  * sector transform, from ../shared/vectors (see its README.md).
  *
  * For every case of vectors.tsv whose mode is "single": derive KB with

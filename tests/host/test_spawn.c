@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // covers: spawn
 /*
- * test_spawn.c - tools/aesloop-spawn.c, the one way userland starts gpg,
+ * test_spawn.c - lib/spawn.c, the one way userland starts gpg,
  * systemd-ask-password and mkswap: the paths tried in order (and which
  * error a failure reports), the descriptors the child gets and only those
  * (moved into place even when they cross, /dev/null, the caller's own),

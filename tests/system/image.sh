@@ -142,7 +142,7 @@ else
 		echo "$base_key $ul_build"
 		cat "${BASH_SOURCE[0]}" "$top/tests/system/image-lib.sh"
 		cd "$top"
-		git ls-files -z loop aes aes-intel tools boot patches/aesloop-losetup.8 Makefile Kbuild |
+		git ls-files -z loop aes aes-intel tools boot Makefile Kbuild |
 			xargs -0 sha256sum
 		sha256sum "$ul_build"/bin/losetup "$ul_build"/bin/mount "$ul_build"/bin/swapon \
 			"$ul_build"/bin/swapoff build/bin/aesloop-pipe

@@ -95,9 +95,10 @@ src_configure() {
 
 src_compile() {
 	# aesloop's key setup and AES, which the patched programs call: the
-	# project's own userspace library (its Makefile's LIB_SRCS and TOOL_SRCS),
-	# with the user's CFLAGS and without the project's -Werror.  It parses
-	# mount options and fstab with libmount: this tree's, which it links.
+	# project's own userspace library (lib/ and aes/: its Makefile's
+	# LIBAESLOOP_SRCS and AES_SRCS), with the user's CFLAGS and without the
+	# project's -Werror.  It parses mount options and fstab with libmount:
+	# this tree's, which it links.
 	local lib="${T}/aesloop/libaesloop.a"
 	emake -C "${WORKDIR}/${AESLOOP_P}" BUILD="${T}/aesloop" WARN="-std=c11" \
 		CC="$(tc-getCC)" AR="$(tc-getAR)" MOUNT_CFLAGS="-I${S}/libmount/src" "${lib}"
@@ -109,7 +110,7 @@ src_compile() {
 	# lib/: its headers for every object, its library and libmount (which
 	# losetup does not link of its own) for every link.
 	# AESLOOP_VERSION: --version names aesloop's.
-	local aesloop_cflags="-I${WORKDIR}/${AESLOOP_P}/tools -DAESLOOP_VERSION=\\\"${PV}\\\""
+	local aesloop_cflags="-I${WORKDIR}/${AESLOOP_P}/lib -DAESLOOP_VERSION=\\\"${PV}\\\""
 	emake libmount.la "CFLAGS=${CFLAGS} ${aesloop_cflags}"
 	emake "${AESLOOP_PROGS[@]}" "CFLAGS=${CFLAGS} ${aesloop_cflags}" \
 		"LIBS=${lib} ${S}/libmount.la ${crypto}"
@@ -126,7 +127,7 @@ src_install() {
 
 	# aesloop's page documents the loop-AES options of all four programs and
 	# its NAME lists them: the others are the same page (as Debian's package).
-	doman "${WORKDIR}/${AESLOOP_P}/patches/aesloop-losetup.8"
+	doman "${WORKDIR}/${AESLOOP_P}/tools/aesloop-losetup.8"
 	local p
 	for p in mount swapon swapoff; do
 		echo '.so man8/aesloop-losetup.8' >"${T}/aesloop-${p}.8" || die

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * aesloop-spawn.c - start a program with the descriptors, paths,
+ * spawn.c - start a program with the descriptors, paths,
  * environment and IDs that struct aesloop_spawn names, and wait for it
  * (aesloop-spawn.h).
  *

@@ -1,17 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * aesloop-util.h - what the patched util-linux losetup, mount and swapon
- * share for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7): the
- * loop-AES option set and its sources (command line, fstab, mount options),
- * the key setup run from it (tools/keysetup*.c), the multi-key ioctl, the
- * status line of loop-AES's `losetup -a`, and what `losetup -d` says about
- * a detach that waits for other openers.
+ * libaesloop.h - what the patched util-linux losetup, mount and swapon
+ * call for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7), one
+ * file of lib/ each: the loop-AES option set and its sources (options.c,
+ * fstab.c), the key setup run from it (keydrive.c; keysetup*.c do the
+ * work), the multi-key ioctl (multikey.c), the status line of loop-AES's
+ * `losetup -a` (status.c), encrypted swap (swap.c), the new volume of
+ * phash=random (newfs.c), and what `losetup -d` says about a detach that
+ * waits for other openers (openers.c).
+ *
+ * Kept out of the util-linux patches so that they stay a thin layer of
+ * hooks, and this code is built and tested with the project (ASan, UBSan).
+ * Every header of lib/ has a name that util-linux's include/ and the C
+ * library do not use: the patched tree is built with -I lib.
  *
  * Like keysetup.h, this header needs only <stddef.h> and <stdint.h>, so
  * that util-linux sources can include it next to their own loopdev.h.
  */
-#ifndef AESLOOP_UTIL_H
-#define AESLOOP_UTIL_H
+#ifndef LIBAESLOOP_H
+#define LIBAESLOOP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -78,7 +85,7 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		     const char *prog, const char *backing,
 		     uint64_t data_offset);
 
-int aesloop_multi_key_ioctl(int fd, const struct keysetup *ks);
+int aesloop_multi_key_setup(int fd, const char *dev, const struct keysetup *ks);
 
 int aesloop_status_line(char *buf, size_t len, const char *dev,
 			const char *file_name, const void *info64);
@@ -101,6 +108,9 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
 typedef int (*aesloop_attach_fn)(const char *loopdev, const char *backing,
 				 uint64_t lo_offset, uint64_t sizelimit,
 				 const struct keysetup *ks, uint64_t loinit);
+
+int aesloop_mkswap(const char *dev);
+int aesloop_mkfs(const char *dev, const char *fstype);
 
 int aesloop_swap_prepare(const char *source, const char *optstr,
 			 const char *prog, int passfd, aesloop_attach_fn attach,
@@ -139,4 +149,4 @@ int aesloop_detach_notice(const char *dev, int keyed, int pending);
 int aesloop_argv_has(int argc, char *const argv[], const char *short_with_arg,
 		     const char *find_short, const char *const find_long[]);
 
-#endif /* AESLOOP_UTIL_H */
+#endif /* LIBAESLOOP_H */

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 // covers: losetup, mount, fstab
 /*
- * test_aesloop_util.c - tools/aesloop-util.c, the loop-AES glue of the
- * patched losetup, mount and swapon:
+ * test_libaesloop.c - lib/options.c, fstab.c, status.c and openers.c: the
+ * loop-AES parts of libaesloop that the patched losetup, mount and swapon call:
  *
  *  status-*   the `losetup -a` line of loop-AES (offset=@N, encryption=AES128,
  *             multi-key-v2/v3, loinit=, read-only) from a struct loop_info64
@@ -20,6 +20,12 @@
  *             read counted as unreadable
  *  notice-*   the notice's wording: names, "at least", none found, the
  *             key, a detach already asked for
+ *  losetup-*  lib/losetup.c: which -P is meant, the options taken (and
+ *             not), -p's number, what does not go together
+ *  mkfs-*     a file system type that could name another program refused
+ *  multikey-* the multi-key step after the bind: nothing for single-key; a
+ *             refused ioctl (on /dev/null) said on stderr with the mode and
+ *             the error, the detach tried and its failure said too
  *
  * Prints TAP (tests/host/testutil.h); exits 1 if anything failed.
  */
@@ -35,7 +41,8 @@
 
 #include <linux/loop.h>
 
-#include "aesloop-util.h"
+#include "aesloop-losetup.h"
+#include "libaesloop.h"
 #include "testutil.h"
 
 static void check_line(const char *name, const struct loop_info64 *li,
@@ -206,7 +213,7 @@ static void test_argv(void)
 
 static void test_fstab(void)
 {
-	char path[] = "/tmp/test_aesloop_util.XXXXXX", err[512];
+	char path[] = "/tmp/test_libaesloop.XXXXXX", err[512];
 	struct aesloop_opts o;
 	char *src = NULL;
 	FILE *f;
@@ -475,6 +482,81 @@ static void test_notice(void)
 	t_result(aesloop_loop_keyed(-1) == -1, "keyed-no-fd", "not -1");
 }
 
+static void test_losetup(void)
+{
+	char *with_e[] = { "losetup", "-o", "-e", "-e", "AES128", "-P", "k", "/dev/loop0", "f", NULL };
+	char *plain[] = { "losetup", "-o", "-e", "-P", "/dev/loop0", "f", NULL };
+	struct aesloop_losetup lo;
+
+	aesloop_losetup_init(&lo, 9, with_e, "bcdjoO");
+	t_result(lo.keyfile_P == 1 && lo.o.passfd == -1, "losetup-P-keyfile",
+		 "keyfile_P %d passfd %d", lo.keyfile_P, lo.o.passfd);
+	t_result(aesloop_losetup_option(&lo, 'P', "k") == 1 &&
+		 !strcmp(lo.o.cleartextkey, "k"), "losetup-P-taken", "not taken");
+	aesloop_losetup_init(&lo, 6, plain, "bcdjoO");
+	t_result(lo.keyfile_P == 0 && aesloop_losetup_option(&lo, 'P', NULL) == 0,
+		 "losetup-P-partscan", "-o's argument -e counted as -e");
+	t_result(aesloop_losetup_option(&lo, AESLOOP_OPT_PARTSCAN, NULL) == 0 &&
+		 aesloop_losetup_option(&lo, 'r', NULL) == 0 &&
+		 aesloop_losetup_option(&lo, 'o', "@4096") == 0,
+		 "losetup-not-ours", "took util-linux's own option");
+	t_result(aesloop_losetup_option(&lo, 'p', "7") == 1 && lo.o.passfd == 7 &&
+		 aesloop_losetup_option(&lo, 'p', "x") == -EINVAL &&
+		 aesloop_losetup_option(&lo, 'p', "-1") == -EINVAL &&
+		 aesloop_losetup_option(&lo, 'p', "99999999999") == -EINVAL,
+		 "losetup-pass-fd", "passfd %d", lo.o.passfd);
+	t_result(aesloop_losetup_check(&lo, 1, 0) != NULL, "losetup-check-needs-e",
+		 "-p without -e passed");
+	aesloop_losetup_option(&lo, 'e', "AES256");
+	aesloop_losetup_option(&lo, 'H', "random");
+	aesloop_losetup_option(&lo, 'R', NULL);
+	t_result(aesloop_losetup_check(&lo, 1, 0) == NULL && lo.recompute &&
+		 aesloop_losetup_check(&lo, 0, 0) != NULL &&
+		 aesloop_losetup_check(&lo, 1, 1) != NULL, "losetup-check",
+		 "-e outside a set-up, or phash=random read-only, passed");
+	aesloop_opts_free(&lo.o);
+	t_result(aesloop_mkfs("/dev/null", "../bin/sh") == -EINVAL &&
+		 aesloop_mkfs("/dev/null", "0123456789abcdef0123456789abcdef0") == -EINVAL,
+		 "mkfs-bad-type", "not refused");
+}
+
+/* aesloop_multi_key_setup() on /dev/null: every ioctl fails with ENOTTY. */
+static void test_multikey_setup(void)
+{
+	char path[] = "/tmp/test_libaesloop.XXXXXX", said[512] = "";
+	struct keysetup ks;
+	int fd = open("/dev/null", O_RDWR), out = mkstemp(path), saved, rc, err;
+	ssize_t n;
+
+	if (fd < 0 || out < 0) {
+		t_result(0, "multikey-setup", "cannot open /dev/null or %s", path);
+		return;
+	}
+	unlink(path);
+	keysetup_init(&ks, "test");
+	t_result(aesloop_multi_key_setup(fd, "/dev/loop3", &ks) == 0,
+		 "multikey-single-key", "not 0 for a single-key setup");
+	ks.nslots = KEYSETUP_MULTI_V3;
+	fflush(stderr);
+	saved = dup(2);
+	dup2(out, 2);
+	rc = aesloop_multi_key_setup(fd, "/dev/loop3", &ks);
+	err = errno;
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	n = pread(out, said, sizeof(said) - 1, 0);
+	said[n > 0 ? n : 0] = '\0';
+	t_result(rc == -ENOTTY && err == ENOTTY, "multikey-refused",
+		 "returned %d, errno %d", rc, err);
+	t_result(strstr(said, ": /dev/loop3: multi-key set-up (multi-key-v3) failed: ") &&
+		 strstr(said, ": /dev/loop3: detach failed: "), "multikey-said",
+		 "stderr: '%s'", said);
+	keysetup_wipe(&ks);
+	close(out);
+	close(fd);
+}
+
 int main(void)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
@@ -486,5 +568,7 @@ int main(void)
 	test_offset();
 	test_openers();
 	test_notice();
+	test_losetup();
+	test_multikey_setup();
 	return t_exit();
 }
