@@ -66,7 +66,7 @@ enum aesloop_arm64_path {
  * @dst.
  *
  * aesloop_cbc_dec_ce() - CBC-decrypt sector i with *@keys[i] and its IV;
- * @ivs may be NULL for all-zero IVs (multi-key decryption, spec section
+ * @ivs may be NULL for all-zero IVs (multi-key decryption, doc/format.md section
  * 2.2).  One sector after the other, 8 of its blocks at a time.
  */
 void aesloop_cbc_enc_ce(const struct aes_key *const *keys, const u8 *ivs,

@@ -89,7 +89,7 @@ enum aesloop_intel_path {
  * side by side first.
  *
  * aesloop_cbc_dec_<isa>() - CBC-decrypt sector i with *@keys[i] and its
- * IV; @ivs may be NULL for all-zero IVs (multi-key decryption, spec section
+ * IV; @ivs may be NULL for all-zero IVs (multi-key decryption, doc/format.md section
  * 2.2).  One sector after the other, its blocks in parallel; vaes_avx512
  * reloads round keys only when the key pointer changes.
  */
@@ -156,7 +156,7 @@ void aesloop_cbc_dec_ssse3(const struct aes_key *const *keys, const u8 *ivs,
 			   u8 *dst, const u8 *src, unsigned int nsect);
 
 /*
- * aesloop_md5_iv_<isa>() - the multi-key IVs (spec sections 2.2 step 2-4,
+ * aesloop_md5_iv_<isa>() - the multi-key IVs (doc/format.md sections 2.2 step 2-4,
  * and 2.3) of @nsect sectors at once
  * @seed:   the MD5 state every sector starts from: MD5's initial state (v2),
  *          or the state seeded with key 65 (v3)

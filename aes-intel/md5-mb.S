@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * md5-mb.S - the IVs of loop-AES multi-key mode (spec sections 2.2 and
+ * md5-mb.S - the IVs of loop-AES multi-key mode (doc/format.md sections 2.2 and
  * 2.3), MD5 of many sectors side by side.
  *
  * For each sector: from the given MD5 state (the MD5 initial state for v2,

@@ -4,7 +4,7 @@
  *
  * Every 512-byte sector is one AES-CBC message of 32 blocks, no padding.
  * S is the IV sector number the caller passes (loop sector plus offset,
- * spec section 4).  The formats differ in the key and the IV of a sector:
+ * doc/format.md section 4).  The formats differ in the key and the IV of a sector:
  *
  *  single-key (2.1): key K; IV = S as 64-bit little-endian, then 8 zero bytes.
  *  multi-key v2 (2.2): key K[S % 64]; IV = MD5 compression, from MD5's
@@ -61,7 +61,7 @@ const struct loop_aes_engine *loop_aes_get_engine(void)
 }
 
 /**
- * loop_aes_multi_iv() - the IV of one multi-key sector (spec 2.2, 2.3)
+ * loop_aes_multi_iv() - the IV of one multi-key sector (doc/format.md 2.2, 2.3)
  * @seed:   the MD5 state to start from (struct loop_aes_ctx.iv_seed)
  * @plain:  the sector's 512 bytes of plaintext; bytes 16..511 are used
  * @sector: the IV sector number S
@@ -133,7 +133,7 @@ static void generic_cbc_encrypt_gather(const struct aes_key *key,
  * @ivs:    out: 16 bytes per sector
  * @nsect:  sectors, any number
  *
- * loop_aes_multi_iv() for each sector (spec 2.2 steps 2-4): the generic
+ * loop_aes_multi_iv() for each sector (doc/format.md 2.2 steps 2-4): the generic
  * engine's multi_ivs, and that of the engines without MD5 code of their own.
  */
 void loop_aes_multi_ivs(const u32 seed[4], const u8 *plain, u64 sector,
@@ -279,7 +279,7 @@ size_t loop_aes_ctx_size(unsigned int nkeys)
 }
 
 /**
- * loop_aes_setup_single() - prepare the key of a single-key volume (spec 2.1)
+ * loop_aes_setup_single() - prepare the key of a single-key volume (doc/format.md 2.1)
  * @ctx:     loop_aes_ctx_size(1) bytes to fill
  * @key:     the AES key, @key_len bytes (the first bytes of lo_encrypt_key)
  * @key_len: 16, 24 or 32
@@ -301,7 +301,7 @@ int loop_aes_setup_single(struct loop_aes_ctx *ctx, const u8 *key,
 }
 
 /**
- * loop_aes_setup_multi() - prepare the keys of a multi-key volume (spec 2.2, 2.3)
+ * loop_aes_setup_multi() - prepare the keys of a multi-key volume (doc/format.md 2.2, 2.3)
  * @ctx:     loop_aes_ctx_size(LOOP_AES_MULTI_KEYS) bytes to fill
  * @keys:    @count key slots of LOOP_AES_KEY_SLOT bytes each, as in the
  *           LOOP_MULTI_KEY_SETUP(_V3) payload; the first @key_len bytes of
@@ -361,7 +361,7 @@ void loop_aes_wipe(struct loop_aes_ctx *ctx)
  *          otherwise overlap it
  * @src:    @nsect * 512 bytes of plaintext
  * @nsect:  number of 512-byte sectors
- * @sector: IV sector number of the first sector (spec section 4); the
+ * @sector: IV sector number of the first sector (doc/format.md section 4); the
  *          following sectors take @sector + 1, @sector + 2, ...
  *
  * Each byte of @src is read once (multi-key: copied to @dst first, then
@@ -465,7 +465,7 @@ static void encrypt_segs_gather(const struct loop_aes_ctx *ctx, u8 *dst,
  *          contiguous; must not overlap them
  * @segs:   the plaintext, @nseg segments of whole 512-byte sectors
  * @nseg:   number of segments
- * @sector: IV sector number of the first sector (spec section 4)
+ * @sector: IV sector number of the first sector (doc/format.md section 4)
  *
  * The same result as loop_aes_encrypt() over the segments laid end to end,
  * each byte of the segments read once, as loop_aes_encrypt() promises.
@@ -548,7 +548,7 @@ static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
  * @segs:        the ciphertext, @nseg segments of whole 512-byte sectors,
  *               replaced by the plaintext
  * @nseg:        number of segments
- * @sector:      IV sector number of the first sector (spec section 4)
+ * @sector:      IV sector number of the first sector (doc/format.md section 4)
  * @scratch:     @scratch_len bytes the multi-key IVs are computed from;
  *               may be NULL for single-key
  * @scratch_len: bytes, at least 512 for multi-key (with less, only runs of
@@ -558,7 +558,7 @@ static unsigned int multi_decrypt_batch(const struct loop_aes_ctx *ctx,
  * The same result as loop_aes_decrypt() over the segments laid end to end.
  * Single-key CBC decryption works a sector at a time anyway; multi-key
  * hashes LOOP_AES_BATCH sectors side by side, so their plaintext is copied
- * together into @scratch first (spec section 2.2).
+ * together into @scratch first (doc/format.md section 2.2).
  */
 void loop_aes_decrypt_segs(const struct loop_aes_ctx *ctx,
 			   const struct loop_aes_seg *segs, unsigned int nseg,

@@ -13,11 +13,11 @@
 
 #include "aes.h"
 
-/* The format's unit, whatever the block size of the device (spec section 1). */
+/* The format's unit, whatever the block size of the device (doc/format.md section 1). */
 #define LOOP_AES_SECTOR_SHIFT	9
 #define LOOP_AES_SECTOR_SIZE	512U
 
-/* Multi-key volumes: 64 AES keys, plus the IV seed key in v3 (spec 2.2, 2.3). */
+/* Multi-key volumes: 64 AES keys, plus the IV seed key in v3 (doc/format.md 2.2, 2.3). */
 #define LOOP_AES_MULTI_KEYS	64
 #define LOOP_AES_KEY_SLOT	32	/* bytes per key slot in the ioctl payload */
 
@@ -25,9 +25,9 @@
 #define LOOP_AES_BATCH		32
 
 enum loop_aes_mode {
-	LOOP_AES_SINGLE = 1,	/* spec 2.1: one key, plain64 IV */
-	LOOP_AES_MULTI_V2,	/* spec 2.2: 64 keys, MD5 IV from the plaintext */
-	LOOP_AES_MULTI_V3,	/* spec 2.3: as v2, MD5 state seeded by key 65 */
+	LOOP_AES_SINGLE = 1,	/* doc/format.md 2.1: one key, plain64 IV */
+	LOOP_AES_MULTI_V2,	/* doc/format.md 2.2: 64 keys, MD5 IV from the plaintext */
+	LOOP_AES_MULTI_V3,	/* doc/format.md 2.3: as v2, MD5 state seeded by key 65 */
 };
 
 struct loop_aes_format;
@@ -65,7 +65,7 @@ struct loop_aes_ctx {
  *               i read from the 512 bytes at @srcs[i] and written to @dst +
  *               512 * i; no source sector overlaps @dst; @nsect <=
  *               LOOP_AES_BATCH
- * @multi_ivs:   the multi-key IVs (spec 2.2 steps 2-4) of @nsect consecutive
+ * @multi_ivs:   the multi-key IVs (doc/format.md 2.2 steps 2-4) of @nsect consecutive
  *               plaintext sectors at @plain, the first with IV sector
  *               number @sector, each starting from the MD5 state @seed,
  *               written as 16 bytes each to @ivs

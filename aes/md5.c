@@ -129,6 +129,6 @@ void md5_compress(u32 state[4], const u8 block[MD5_BLOCK_LEN])
 	state[1] += b;
 	state[2] += c;
 	state[3] += d;
-	/* The block may be key material (the v3 seed, spec section 2.3). */
+	/* The block may be key material (the v3 seed, doc/format.md section 2.3). */
 	memzero_explicit(x, sizeof(x));
 }

@@ -4,7 +4,7 @@
  *
  * loop-AES multi-key IVs are MD5 compressions of a sector from a state that
  * is not always MD5's initial one, with a length word that is not always
- * the real length (spec sections 2.2, 2.3): no finalising MD5 API can
+ * the real length (doc/format.md sections 2.2, 2.3): no finalising MD5 API can
  * express that, so aesloop carries the raw compression function.
  */
 #ifndef AESLOOP_MD5_H

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * keydrive.c - a loop-AES option set's key setup, run for losetup, mount
- * and swapon (spec §3): keysetup*.c does the work, in the order and with
+ * and swapon (doc/format.md §3): keysetup*.c does the work, in the order and with
  * the sources of the passphrase that the options say; and the check that
  * the loop driver in the kernel is aesloop's before anything is asked.
  */

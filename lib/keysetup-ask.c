@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * keysetup-ask.c - the passphrase asked of a person (spec §3.2): on the
+ * keysetup-ask.c - the passphrase asked of a person (doc/format.md §3.2): on the
  * terminal with echo off, or, without a terminal, through systemd's
  * password agents.
  */
@@ -66,7 +66,7 @@ static int tty_ask(struct keysetup *ks, int fd, const char *prompt,
 }
 
 /**
- * keysetup_read_tty() - ask for the passphrase on the terminal (spec §3.2)
+ * keysetup_read_tty() - ask for the passphrase on the terminal (doc/format.md §3.2)
  * @ks:     the context
  * @prompt: text written to the terminal first, e.g. "Password: "
  *

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * keysetup-derive.c - the keys of a loop-AES key setup: which mode the key
- * lines select (spec §3.3), the passphrase hashes and -C's iterations
+ * lines select (doc/format.md §3.3), the passphrase hashes and -C's iterations
  * (§3.2), the single-key key buffer KB, the 64/65 tweaked multi-key slots,
  * and the random keys of -H random.
  */
@@ -13,11 +13,11 @@
 #include "aes.h"
 #include "keysetup-internal.h"
 
-/* Key-file marks of spec §3.3: this many counted lines select a mode. */
+/* Key-file marks of doc/format.md §3.3: this many counted lines select a mode. */
 #define MULTI_KEY_V2_LINES	KEYSETUP_MULTI_V2
 #define MULTI_KEY_V3_LINES	KEYSETUP_MULTI_V3
 
-/* The tweak of byte 0 of every multi-key slot (spec §3.3). */
+/* The tweak of byte 0 of every multi-key slot (doc/format.md §3.3). */
 #define MULTI_KEY_V2_TWEAK	0x55
 #define MULTI_KEY_V3_TWEAK	0xF4
 
@@ -38,7 +38,7 @@ static int digest(const EVP_MD *md, const u8 *in, size_t len, u8 *out,
 	return rc;
 }
 
-/* 6-bit value of one unhashed1 character (spec §3.2). */
+/* 6-bit value of one unhashed1 character (doc/format.md §3.2). */
 static unsigned int unhashed1_value(u8 c)
 {
 	if (c >= '0' && c <= '9')
@@ -118,7 +118,7 @@ static const char *hash_name(enum keysetup_hash h)
 	}
 }
 
-/* Hash @in into the 32-byte buffer @kb with hash @h (spec §3.2). */
+/* Hash @in into the 32-byte buffer @kb with hash @h (doc/format.md §3.2). */
 static int hash_key(enum keysetup_hash h, const u8 *in, size_t len,
 		    u8 kb[KEYSETUP_KEY_BUFFER_LEN])
 {
@@ -144,7 +144,7 @@ static int hash_key(enum keysetup_hash h, const u8 *in, size_t len,
 }
 
 /*
- * -C (spec §3.2): an AES-256 key from the hash of the input with bit 0 of
+ * -C (doc/format.md §3.2): an AES-256 key from the hash of the input with bit 0 of
  * its first byte flipped encrypts both halves of @kb, then bytes 8..15 and
  * 16..23 change places; itercountk * 1000 times.  @in is restored.
  */
@@ -358,13 +358,13 @@ static int derive_single(struct keysetup *ks, enum keysetup_hash h)
 }
 
 /**
- * keysetup_derive() - compute the keys (spec §3.2, §3.3)
+ * keysetup_derive() - compute the keys (doc/format.md §3.2, §3.3)
  * @ks: the context, with a cipher set and a passphrase or key lines read
  *      (nothing to read with -H random)
  *
  * -H random: 65 random keys, multi-key-v3.  Otherwise, with a gpg key file
  * set, first runs gpg (see keysetup_set_gpg()) to get the key lines.  Then
- * by the count of key lines (spec §3.3):
+ * by the count of key lines (doc/format.md §3.3):
  *
  * - 64 or 65: multi-key-v2 or v3; each line is hashed on its own with the
  *   chosen hash (no seed, no -C), byte 0 XORed with 0x55 or 0xF4, into

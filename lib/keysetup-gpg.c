@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * keysetup-gpg.c - the key lines of a gpg-encrypted key file (-K, -G; spec
+ * keysetup-gpg.c - the key lines of a gpg-encrypted key file (-K, -G; doc/format.md
  * §3.3): gpg runs with the caller's real IDs, the key file on its standard
  * input and the passphrase on a pipe of its own, never in its arguments or
  * environment.
@@ -211,7 +211,7 @@ static int gpg_read_output(struct keysetup *ks, int fd, const char *what)
 }
 
 /**
- * ks_gpg_decrypt() - the key lines of a gpg key file (-K, spec §3.3)
+ * ks_gpg_decrypt() - the key lines of a gpg key file (-K, doc/format.md §3.3)
  * @ks: the context, with @ks->gpg_key_file set and the passphrase that
  *      unlocks it read as line 0
  *

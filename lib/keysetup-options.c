@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * keysetup-options.c - the choices of a loop-AES key setup (spec §3.1,
+ * keysetup-options.c - the choices of a loop-AES key setup (doc/format.md §3.1,
  * §3.2, §3.3): the cipher and key length (-e), the passphrase hash (-H),
  * the seed (-S), the iteration count (-C) and the gpg key file (-K, -G).
  * Each is checked as it is set, so that bad input fails before anything
@@ -13,7 +13,7 @@
 #include "keysetup-internal.h"
 
 /**
- * keysetup_parse_cipher() - parse a cipher name (spec §3.1)
+ * keysetup_parse_cipher() - parse a cipher name (doc/format.md §3.1)
  * @name:    the -e argument: AES, AES128, AES192 or AES256, in any case
  * @key_len: set to the key length in bytes: 16 (AES and AES128), 24 or 32
  *
@@ -43,7 +43,7 @@ int keysetup_parse_cipher(const char *name, unsigned int *key_len)
 }
 
 /**
- * ks_set_cipher_name() - name the cipher by the key length (spec §3.1)
+ * ks_set_cipher_name() - name the cipher by the key length (doc/format.md §3.1)
  * @ks: the context; @ks->cipher_name becomes "AES" and @ks->key_len in
  *      bits ("AES128", "AES192", "AES256")
  */
@@ -54,7 +54,7 @@ void ks_set_cipher_name(struct keysetup *ks)
 }
 
 /**
- * keysetup_set_cipher() - choose the cipher and key length (spec §3.1)
+ * keysetup_set_cipher() - choose the cipher and key length (doc/format.md §3.1)
  * @ks:   the context
  * @name: the -e argument, see keysetup_parse_cipher()
  *
@@ -77,7 +77,7 @@ int keysetup_set_cipher(struct keysetup *ks, const char *name)
 }
 
 /**
- * keysetup_set_hash() - choose the passphrase hash (-H, spec §3.2)
+ * keysetup_set_hash() - choose the passphrase hash (-H, doc/format.md §3.2)
  * @ks:   the context
  * @name: sha256, sha384, sha512, rmd160, unhashed1, unhashed2, any case;
  *        or random, random/MODE (MODE octal, 0..07777): 65 random keys
@@ -137,7 +137,7 @@ bad_mode:
 }
 
 /**
- * keysetup_set_seed() - set the passphrase seed (-S, spec §3.2)
+ * keysetup_set_seed() - set the passphrase seed (-S, doc/format.md §3.2)
  * @ks:   the context
  * @seed: NUL-terminated string appended to the passphrase before hashing,
  *        kept by pointer (it must outlive keysetup_derive()); NULL or ""
@@ -152,7 +152,7 @@ int keysetup_set_seed(struct keysetup *ks, const char *seed)
 }
 
 /**
- * keysetup_set_itercountk() - set the -C iteration count (spec §3.2)
+ * keysetup_set_itercountk() - set the -C iteration count (doc/format.md §3.2)
  * @ks:  the context
  * @arg: decimal number of thousands of AES-256 iterations, digits only
  *       (no sign, no spaces); "0" means no iteration
@@ -199,7 +199,7 @@ bad:
  *            gpg's default (that of the user running it)
  *
  * The read functions then read one line, the passphrase that unlocks the
- * file, and keysetup_derive() runs gpg (spec §3.3): /bin/gpg, /usr/bin/gpg
+ * file, and keysetup_derive() runs gpg (doc/format.md §3.3): /bin/gpg, /usr/bin/gpg
  * or /usr/local/bin/gpg, with the real user and group IDs of the caller,
  * --batch --no-options --quiet --no-tty --decrypt, the file on its standard
  * input and the passphrase on a pipe given with --passphrase-fd (never in

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * keysetup-read.c - key material read from a file descriptor (-p), a key
- * file (-P) or handed over by the caller (spec §3.2, §3.3): the line
+ * file (-P) or handed over by the caller (doc/format.md §3.2, §3.3): the line
  * reader that the terminal, the password agent and gpg's output use too.
  */
 #include <fcntl.h>
@@ -39,7 +39,7 @@ static int read_byte(int fd, char *c)
 }
 
 /**
- * ks_read_line() - read one line of key material (spec §3.2, §3.3)
+ * ks_read_line() - read one line of key material (doc/format.md §3.2, §3.3)
  * @fd:         where from; read one byte at a time, so that nothing after
  *              the line is consumed
  * @out:        set to a NUL-terminated heap copy of the line, without its
@@ -87,7 +87,7 @@ fail:
 }
 
 /**
- * ks_read_lines() - read the key lines of spec §3.3 into a context
+ * ks_read_lines() - read the key lines of doc/format.md §3.3 into a context
  * @ks:   the context; its stored lines are dropped first, @ks->source is
  *        set to @what
  * @fd:   where from
@@ -144,7 +144,7 @@ static unsigned int lines_wanted(const struct keysetup *ks)
  * keysetup_read_fd() - read the passphrase or key lines from an fd (§3.3)
  * @ks: the context
  * @fd: an open file descriptor (-p FD); read byte by byte up to the end of
- *      the key data (spec §3.3), not closed
+ *      the key data (doc/format.md §3.3), not closed
  *
  * Lines end at newline or NUL and hold at most KEYSETUP_LINE_MAX characters;
  * up to KEYSETUP_MAX_LINES are read, the first line shorter than
@@ -164,7 +164,7 @@ int keysetup_read_fd(struct keysetup *ks, int fd)
 }
 
 /**
- * keysetup_read_file() - read a cleartext key file (-P FILE, spec §3.3)
+ * keysetup_read_file() - read a cleartext key file (-P FILE, doc/format.md §3.3)
  * @ks:   the context
  * @path: the file: one line (a single-key passphrase) or 64/65 key lines
  *
@@ -192,7 +192,7 @@ int keysetup_read_file(struct keysetup *ks, const char *path)
 }
 
 /**
- * keysetup_set_passphrase() - give the passphrase directly (spec §3.2)
+ * keysetup_set_passphrase() - give the passphrase directly (doc/format.md §3.2)
  * @ks:   the context
  * @pass: the passphrase bytes, @len of them (copied; the caller wipes its own)
  * @len:  at most KEYSETUP_LINE_MAX

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * keysetup.c - loop-AES key setup (../shared/spec/loop-aes-format.md §3):
+ * keysetup.c - loop-AES key setup (doc/format.md §3):
  * the base the other keysetup-*.c files share: a context's start and wipe,
  * its error message and warnings, its stored lines.
  *
@@ -50,7 +50,7 @@ void ks_error(struct keysetup *ks, const char *fmt, ...)
 }
 
 /**
- * ks_warn() - warn on stderr at once (spec §3.3's doubtful key data)
+ * ks_warn() - warn on stderr at once (doc/format.md §3.3's doubtful key data)
  * @ks:  the context; "@ks->prog: " prefixes the line when set
  * @fmt: printf format of the warning, without "warning: " or newline
  */
@@ -87,7 +87,7 @@ void ks_drop_lines(struct keysetup *ks)
 }
 
 /**
- * keysetup_init() - start a key setup (spec §3)
+ * keysetup_init() - start a key setup (doc/format.md §3)
  * @ks:   the context to fill; any previous content is ignored (not freed)
  * @prog: program name for warnings on stderr, kept by pointer; may be NULL
  *

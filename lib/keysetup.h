@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * keysetup.h - loop-AES key setup (../shared/spec/loop-aes-format.md §3),
+ * keysetup.h - loop-AES key setup (doc/format.md §3),
  * the one implementation shared by aesloop-pipe and the patched losetup.
  *
  * Typical use:
@@ -28,7 +28,7 @@
  *
  * Every function that can fail returns 0 or a negative errno value and then
  * leaves a one-line message in @errmsg that names the object and says what
- * is wrong (never the passphrase).  Warnings (spec §3.3: key data with an
+ * is wrong (never the passphrase).  Warnings (doc/format.md §3.3: key data with an
  * unexpected number of lines, when @lenient allows it) are written to
  * stderr at once, prefixed with the program name given to keysetup_init().
  *
@@ -48,7 +48,7 @@
 #define KEYSETUP_CRYPT_AES			LO_CRYPT_AES
 #define KEYSETUP_LOOP_RECOMPUTE_DEV_SIZE	LOOP_RECOMPUTE_DEV_SIZE
 
-/* Size of the key buffer KB, and of lo_encrypt_key (spec §3.2, §5). */
+/* Size of the key buffer KB, and of lo_encrypt_key (doc/format.md §3.2, §5). */
 #define KEYSETUP_KEY_BUFFER_LEN	32
 
 /* Minimum passphrase length, and length a key line needs to count (§3.2, §3.3). */
@@ -68,14 +68,14 @@
 #define KEYSETUP_NAME_MAX	63
 
 /*
- * Multi-key (spec §3.3): the counts of key lines that select a mode, which
+ * Multi-key (doc/format.md §3.3): the counts of key lines that select a mode, which
  * are the counts of key slots the mode's ioctl takes.
  */
 #define KEYSETUP_MULTI_V2	LOOP_MULTI_KEY_SLOTS	/* 64 */
 #define KEYSETUP_MULTI_V3	LOOP_MULTI_KEY_SLOTS_V3	/* 65 */
 
 /**
- * enum keysetup_hash - the -H choices of spec §3.2
+ * enum keysetup_hash - the -H choices of doc/format.md §3.2
  * @KEYSETUP_HASH_DEFAULT:   by key size: SHA-256, SHA-384, SHA-512
  * @KEYSETUP_HASH_SHA256:    SHA-256
  * @KEYSETUP_HASH_SHA384:    SHA-384, truncated to 32 bytes
@@ -130,17 +130,17 @@ enum keysetup_hash {
  * @source:      where the lines came from, for messages ("key file F",
  *               "passphrase file descriptor N", "/dev/tty", "passphrase")
  * @nkeys:       how many lines of at least KEYSETUP_MIN_PASS_LEN characters
- *               were read before the first shorter one (spec §3.3): 0 or 1
+ *               were read before the first shorter one (doc/format.md §3.3): 0 or 1
  *               means single-key, 64 multi-key v2, 65 or 66 multi-key v3
  * @nslots:      the result's mode: 0 single-key, KEYSETUP_MULTI_V2 or
  *               KEYSETUP_MULTI_V3 (the number of @slots set)
- * @key_buffer:  the result: KB of spec §3.2, KEYSETUP_KEY_BUFFER_LEN bytes,
+ * @key_buffer:  the result: KB of doc/format.md §3.2, KEYSETUP_KEY_BUFFER_LEN bytes,
  *               what losetup puts in lo_encrypt_key; the AES key is its
  *               first @key_len bytes.  Multi-key: the hash of line 1 without
  *               the tweak (what loop-AES's losetup sets before the
  *               multi-key ioctl; the driver replaces it), or slot 0 for
  *               -H random
- * @slots:       multi-key: the tweaked keys of spec §3.3, @nslots of them,
+ * @slots:       multi-key: the tweaked keys of doc/format.md §3.3, @nslots of them,
  *               LOOP_MULTI_KEY_SLOT_SIZE bytes each: the LOOP_MULTI_KEY_SETUP(_V3)
  *               payload
  * @errmsg:      the message of the last failure, NUL-terminated

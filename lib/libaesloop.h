@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * libaesloop.h - what the patched util-linux losetup, mount and swapon
- * call for loop-AES (../shared/spec/loop-aes-format.md §3-§5, §7), one
+ * call for loop-AES (doc/format.md §3-§5, §7), one
  * file of lib/ each: the loop-AES option set and its sources (options.c,
  * fstab.c), the key setup run from it (keydrive.c; keysetup*.c do the
  * work), the multi-key ioctl (multikey.c), the status line of loop-AES's
@@ -94,7 +94,7 @@ int aesloop_status_line(char *buf, size_t len, const char *dev,
  * typedef aesloop_attach_fn - bind a loop device with a loop-AES key
  * @loopdev:   the loop device, e.g. "/dev/loop6"
  * @backing:   the backing file or device (read-write)
- * @lo_offset: as the kernel takes it (negative: "@N", spec §4), bytes
+ * @lo_offset: as the kernel takes it (negative: "@N", doc/format.md §4), bytes
  * @sizelimit: bytes, 0 for all
  * @ks:        the derived keys; multi-key slots go in after the bind
  * @loinit:    lo_init[0]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * losetup.c - losetup's loop-AES command line (spec §7): its options, the
+ * losetup.c - losetup's loop-AES command line (doc/format.md §7): its options, the
  * checks of what goes with what, its help, and -R.  The util-linux series'
  * patches put AESLOOP_LOSETUP_LONGOPTS in losetup's option table, hand
  * each option to aesloop_losetup_option() first, and call the rest.

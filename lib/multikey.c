@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * multikey.c - the 64 or 65 keys of a multi-key loop-AES device (spec §5),
+ * multikey.c - the 64 or 65 keys of a multi-key loop-AES device (doc/format.md §5),
  * handed to the driver after the loop device is bound.
  */
 #define _GNU_SOURCE		/* program_invocation_short_name */

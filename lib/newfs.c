@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * newfs.c - the new volume of phash=random (spec §7): 65 fresh random keys
+ * newfs.c - the new volume of phash=random (doc/format.md §7): 65 fresh random keys
  * leave nothing readable on the device, so mount makes a new file system
  * on it and swapon a new swap area, quietly, as loop-AES does.
  */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * options.c - the loop-AES option set of one loop set-up
- * (../shared/spec/loop-aes-format.md §4, §7), whatever it comes from: the
+ * (doc/format.md §4, §7), whatever it comes from: the
  * command line, a mount option string, an fstab line.  The key setup's own
  * choices (cipher, hash, seed) are parsed by keysetup-options.c.
  */
@@ -14,7 +14,7 @@
 
 #include "libaesloop.h"
 
-/* The loop-AES mount options (spec §7), and where each one goes. */
+/* The loop-AES mount options (doc/format.md §7), and where each one goes. */
 static const struct {
 	const char *name;
 	size_t field;
@@ -66,7 +66,7 @@ void aesloop_opts_free(struct aesloop_opts *o)
  * aesloop_opts_is_loop_aes() - is @name one of the loop-AES options?
  * @name: an option name, "name" or "name=value"
  *
- * Return: 1 for the options of spec §7 (loop, offset, sizelimit,
+ * Return: 1 for the options of doc/format.md §7 (loop, offset, sizelimit,
  * encryption, pseed, phash, itercountk, loinit, gpgkey, gpghome,
  * cleartextkey), else 0.
  */
@@ -136,7 +136,7 @@ int aesloop_opts_merge(struct aesloop_opts *o, const char *optstr)
 
 /**
  * aesloop_offset_number() - split an offset into '@' and the number
- * @s:       "N" or "@N" (spec §4), leading blanks allowed
+ * @s:       "N" or "@N" (doc/format.md §4), leading blanks allowed
  * @iv_free: set to 1 for "@N" (the offset does not count in the IV: the
  *           kernel gets -N in lo_offset), else 0
  *

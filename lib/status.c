@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * status.c - a loop device's line in loop-AES's `losetup -a` (spec §7).
+ * status.c - a loop device's line in loop-AES's `losetup -a` (doc/format.md §7).
  */
 #include <stdio.h>
 #include <string.h>

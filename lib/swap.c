@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * swap.c - encrypted swap (spec §7): swapon sets up the loop device of an
+ * swap.c - encrypted swap (doc/format.md §7): swapon sets up the loop device of an
  * fstab swap line with loop-AES options (and with phash=random makes a new
  * swap area with fresh keys), swapoff detaches it again, wiping the keys.
  */
@@ -68,7 +68,7 @@ static int loop_bound_to(const char *loopdev, const char *backing)
  *
  * Sets the loop device up with the keys of the options: with phash=random
  * 65 fresh random keys, and then mkswap runs on it (a new swap area at
- * every swapon; spec §7).  A loop device already bound to @source is left
+ * every swapon; doc/format.md §7).  A loop device already bound to @source is left
  * as it is.  Messages go to stderr.
  *
  * Return: 1 if @optstr has no encryption= (an ordinary swap), 0 with

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
- * aesloop_uapi.h - loop-AES's additions to the loop device ABI (spec
+ * aesloop_uapi.h - loop-AES's additions to the loop device ABI (doc/format.md
  * section 5): what the driver and the programs that call it must agree on,
  * written once.  The driver (loop.h), the userland key setup
  * (lib/keysetup.h, so losetup, mount and swapon) and the tests include it.

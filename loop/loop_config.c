@@ -75,7 +75,7 @@ static sector_t loop_size(struct loop_device *lo)
 
 /*
  * Check the parts of a loop_info64 that do not depend on the device.
- * lo_offset "@N" (spec section 4) arrives as -N: data N bytes in, IV sector
+ * lo_offset "@N" (doc/format.md section 4) arrives as -N: data N bytes in, IV sector
  * numbers not counting the offset.
  */
 static int loop_check_info(const struct loop_info64 *info)
@@ -262,7 +262,7 @@ static int loop_set_limits(struct loop_device *lo, struct file *file,
  * @bdev:     the block device the ioctl came through
  * @config:   what to bind, in kernel memory: file descriptor, block size
  *            (bytes, 0 for the default), and loop_info64 with offset,
- *            size limit, flags and key (spec section 5)
+ *            size limit, flags and key (doc/format.md section 5)
  *
  * Return: 0; -EBADF for no such file, -EBUSY for a bound or claimed
  * device, -EINVAL for a bad flag, size, offset or key, -ENOMEM, or what
@@ -599,7 +599,7 @@ void loop_release_autoclear(struct loop_device *lo)
  * loop_set_status() - change a bound device (LOOP_SET_STATUS64)
  * @lo:   the device
  * @info: offset, size limit, settable flags and key, in kernel memory
- *        (spec section 5); the key bytes are the caller's to wipe
+ *        (doc/format.md section 5); the key bytes are the caller's to wipe
  *
  * Return: 0; -ENXIO for an unbound device, -EPERM for another user's key,
  * -EINVAL for a bad offset, size, flag or key, -EBUSY, -ENOMEM.  On error
@@ -716,7 +716,7 @@ out_free_ctx:
  * loop_multi_key_setup() - LOOP_MULTI_KEY_SETUP and LOOP_MULTI_KEY_SETUP_V3
  * @lo:    the device, bound with a single AES key
  * @arg:   user pointer to @count key slots of LOOP_MULTI_KEY_SLOT_SIZE
- *         bytes (spec section 5)
+ *         bytes (doc/format.md section 5)
  * @count: LOOP_MULTI_KEY_SLOTS (v2: 64 keys) or LOOP_MULTI_KEY_SLOTS_V3
  *         (64 keys and the IV seed)
  *

@@ -23,7 +23,7 @@ static_assert(LOOP_MULTI_KEY_SLOTS_V3 - 1 == LOOP_AES_MULTI_KEYS);
 /**
  * loop_crypt_prepare() - build the key context a loop_info64 asks for
  * @info: the status as given by user space; lo_encrypt_type 0 (none) or
- *        16 (AES, spec section 5), lo_encrypt_key_size in bytes
+ *        16 (AES, doc/format.md section 5), lo_encrypt_key_size in bytes
  * @ctx:  set to the new context, or to NULL for a plain loop
  *
  * Nothing is changed on the device: the caller installs the context with
@@ -196,7 +196,7 @@ void loop_crypt_free(struct loop_aes_ctx *ctx)
  * @segs:      the plaintext: @nseg mapped segments of whole 512-byte
  *             sectors, in the request's order
  * @nseg:      number of segments
- * @iv_sector: IV sector number of the first sector (spec section 4)
+ * @iv_sector: IV sector number of the first sector (doc/format.md section 4)
  *
  * The engine gets whole batches whatever the page layout
  * (loop_aes_encrypt_segs()).
@@ -218,7 +218,7 @@ void loop_encrypt_segs(const struct loop_device *lo, u8 *dst,
  * @segs:        @nseg mapped segments of whole 512-byte sectors of
  *               ciphertext, in the request's order; replaced by plaintext
  * @nseg:        number of segments
- * @iv_sector:   IV sector number of the first sector (spec section 4)
+ * @iv_sector:   IV sector number of the first sector (doc/format.md section 4)
  * @scratch:     @scratch_len bytes for the multi-key IVs (the worker's
  *               scratch)
  * @scratch_len: bytes, at least 512
@@ -235,7 +235,7 @@ void loop_decrypt_segs(const struct loop_device *lo,
 
 #ifdef CONFIG_AESLOOP_KEYSCRUB
 /*
- * KEYSCRUB=y (spec section 6): DRAM cells that hold the same bits for a
+ * KEYSCRUB=y (doc/format.md section 6): DRAM cells that hold the same bits for a
  * long time can keep an imprint of them.  Every second the key context is
  * copied to a spare buffer, transfers are switched to the copy, and once
  * no transfer can still be using the old buffer (synchronize_rcu()), its

@@ -200,7 +200,7 @@ static int loop_ioctl_change(struct loop_device *lo, struct block_device *bdev,
  * @excl:     ... and opened exclusively (O_EXCL), so the caller holds the
  *            claim
  * @cmd:      LOOP_* command (linux/loop.h, and loop-AES's multi-key setup,
- *            spec section 5)
+ *            doc/format.md section 5)
  * @arg:      user pointer or value, per command
  *
  * Binding, unbinding and reading the status need no more than the open;

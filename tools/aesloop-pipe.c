@@ -9,8 +9,8 @@
  *                [-K gpgkey [-G gpghome]] [-T] [-w sec] [-q] [-v]
  *                < input > output
  *
- * The keys come from lib/keysetup*.c (the code losetup uses too, spec
- * §3), the data goes through aes/loop_aes.c (spec §1, §2).  Key data of
+ * The keys come from lib/keysetup*.c (the code losetup uses too, doc/format.md
+ * §3), the data goes through aes/loop_aes.c (doc/format.md §1, §2).  Key data of
  * 64 lines selects multi-key-v2, 65 lines multi-key-v3; other counts are
  * taken as aespipe takes them, with a warning.
  *
@@ -158,7 +158,7 @@ static ssize_t read_full(int fd, u8 *buf, size_t len)
 	return (ssize_t)got;
 }
 
-/* The single-key IV of spec §2.1 (the same as loop_aes.c builds). */
+/* The single-key IV of doc/format.md §2.1 (the same as loop_aes.c builds). */
 static void plain64_iv(u8 iv[AES_BLOCK_LEN], u64 sector)
 {
 	aes_put_le32(iv, (u32)sector);

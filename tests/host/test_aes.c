@@ -6,7 +6,7 @@
  *
  *  aes-fips197-*          FIPS-197 Appendix B and C, both directions
  *  sector-openssl-aesN    10,000 random sectors per key size: equal to
- *                         OpenSSL AES-N-CBC with the plain64 IV (spec 2.1),
+ *                         OpenSSL AES-N-CBC with the plain64 IV (doc/format.md 2.1),
  *                         in runs of 1..16 consecutive sectors, random
  *                         64-bit IV sectors, in place and not; and back
  *  sector-vectors-CASE    the single-key cases of ../shared/vectors with

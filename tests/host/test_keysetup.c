@@ -12,7 +12,7 @@
  * with sha256_ciphertext; decrypt back.  For every v2/v3 case: derive the
  * slots from the key file (read as a file and through a pipe), compare K0,
  * K63 and the v3 seed, encrypt and decrypt plain64.img with them.  Then
- * checks of the parsing and line-reading rules of spec §3: the line
+ * checks of the parsing and line-reading rules of doc/format.md §3: the line
  * counts, strict and lenient, truncated key files, -H random.
  *
  * Usage: test_keysetup [VECTOR_DIR]

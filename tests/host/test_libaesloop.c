@@ -57,7 +57,7 @@ static void check_line(const char *name, const struct loop_info64 *li,
 /*
  * loop/aesloop_uapi.h is the one copy of the loop-AES ABI that driver,
  * losetup and tests share, so none of them would notice a slip in it:
- * its values against spec section 5, written out here on purpose.
+ * its values against doc/format.md section 5, written out here on purpose.
  */
 static void test_abi(void)
 {

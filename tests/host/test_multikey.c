@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 // covers: multi-key v2, multi-key v3, test vectors
 /*
- * test_multikey.c - multi-key v2 and v3 (spec 2.2, 2.3) and the raw MD5
+ * test_multikey.c - multi-key v2 and v3 (doc/format.md 2.2, 2.3) and the raw MD5
  * compression, against the shared vectors and an OpenSSL reference.
  *
  *  md5-compress-*         md5_compress() equals OpenSSL's MD5_Transform

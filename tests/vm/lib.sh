@@ -270,7 +270,7 @@ t_attach() {
 }
 
 # t_mk_slots KEYFILE TWEAK HASHCMD: prints the key slots of a multi-key volume (hex, one per
-# line) as losetup derives them from a key file (spec 3.3): HASHCMD of each line (sha256sum
+# line) as losetup derives them from a key file (doc/format.md 3.3): HASHCMD of each line (sha256sum
 # for AES128, sha512sum for AES256) cut to 32 bytes, byte 0 XORed with TWEAK (0x55: v2, 0xf4:
 # v3; 64 lines for v2, 65 for v3).  AES192 needs SHA-384, which busybox lacks.
 t_mk_slots() {

@@ -13,7 +13,7 @@
 #                process; the debug kernel's tier runs more
 #   nonroot-*    nobody reads key bytes back, root included (none are
 #                kept); a user without CAP_SYS_ADMIN, given the device node,
-#                cannot change a key root set (spec section 5)
+#                cannot change a key root set (doc/format.md section 5)
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 

@@ -2,7 +2,7 @@
 # covers: single-key, losetup, passphrase, test vectors, cryptsetup compat, aespipe compat, LOOP_SET_FD, LOOP_SET_STATUS64, LOOP_CONFIGURE, shared decryption, invalid input
 # VM test: encrypted loops with the patched losetup, against the peers.
 #
-# For AES128, AES192 and AES256 (spec sections 2.1, 3.2):
+# For AES128, AES192 and AES256 (doc/format.md sections 2.1, 3.2):
 #   ext4       losetup -e -p, mkfs.ext4, files written, detached, attached
 #              again with the same passphrase: the checksums match
 #   plaintext  the backing file holds none of the plaintext written
@@ -18,7 +18,7 @@
 #              order): data reads back, the ciphertext is LOOP_CONFIGURE's
 #   split-read a large read's decryption shared among the workers, in single-key,
 #              v2 and v3: what cryptsetup wrote reads back whole (see below)
-# Invalid input (spec section 5), each leaving the device as it was:
+# Invalid input (doc/format.md section 5), each leaving the device as it was:
 #   key size 7, encrypt type 99, SET_STATUS64 on an unbound loop, a
 #   passphrase under 20 characters, LOOP_CONFIGURE with a bad key.
 # shellcheck source=lib.sh

@@ -1,7 +1,7 @@
 #!/bin/bash
 # covers: losetup, passphrase, key file, gpg key file, single-key, multi-key v2, multi-key v3, random keys, test vectors, cryptsetup compat, fstab, deferred detach, invalid input
 # VM test: the loop-AES key sources and options of the patched losetup
-# (spec sections 3, 4, 5), on real loops of our loop.ko; the
+# (doc/format.md sections 3, 4, 5), on real loops of our loop.ko; the
 # losetup on PATH is that of $AESLOOP_UL_BIN (build/bin, or run.sh -U):
 #   vector-*    plain64.img written through a loop set up from each key
 #               source gives the ciphertext of ../shared/vectors: a

@@ -2,7 +2,7 @@
 # covers: mount, swapon, fstab, gpg key file, key file, random keys, swap, single-key, multi-key v2, multi-key v3, deferred detach, invalid input
 # VM test: loop-AES mount and swap options of the patched util-linux mount,
 # swapon and swapoff ($AESLOOP_UL_BIN: build/bin, or the build of run.sh -U;
-# run from /aesloop; spec section 7):
+# run from /aesloop; doc/format.md section 7):
 #   mount-*     mount -o loop,encryption=,cleartextkey= / gpgkey= / -p FD
 #               opens volumes losetup wrote (multi-key v2/v3, single-key,
 #               offset=@N); umount leaves no loop device behind

@@ -1,6 +1,6 @@
 #!/bin/bash
 # covers: multi-key v2, multi-key v3, LOOP_MULTI_KEY_SETUP, LOOP_GET_STATUS64, test vectors, cryptsetup compat, changing source, invalid input
-# VM test: multi-key v2 and v3 in the driver (spec 2.2, 2.3, 4, 5), set up
+# VM test: multi-key v2 and v3 in the driver (doc/format.md 2.2, 2.3, 4, 5), set up
 # with raw ioctls (lo-ioctl) so that only the kernel is under test:
 #   vector-*    plain64.img written through the loop gives the ciphertext of
 #               ../shared/vectors, for AES128 and AES256, v2 and v3, at IV

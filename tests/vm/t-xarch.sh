@@ -2,7 +2,7 @@
 # covers: cross-architecture, single-key, multi-key v2, multi-key v3
 # VM test in two guests of different architectures (x86_64 and arm64): what aesloop wrote
 # on one reads back on the other, byte for byte, for single-key AES-256 at an offset that
-# moves the IV sector, and multi-key v2 and v3 (spec 2.1-2.3).  Keys go in by raw ioctls
+# moves the IV sector, and multi-key v2 and v3 (doc/format.md 2.1-2.3).  Keys go in by raw ioctls
 # (lo-ioctl), so only the two kernels' drivers are compared.
 #   t-xarch.sh write   random plaintext written through the driver into /share/xarch/*.img,
 #                      its SHA-256 and this machine's architecture beside them
