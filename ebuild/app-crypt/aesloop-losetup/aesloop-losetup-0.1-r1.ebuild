@@ -43,7 +43,8 @@ AESLOOP_UL_PATCHES="${WORKDIR}/${AESLOOP_P}/patches/util-linux"
 PATCHES=(
 	"${AESLOOP_UL_PATCHES}"/loopdev-set-encryption.patch
 	"${AESLOOP_UL_PATCHES}"/2.41/libmount-loop-aes-options.patch
-	"${AESLOOP_UL_PATCHES}"/2.41/losetup-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/losetup-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/losetup-loop-aes-context.patch
 	"${AESLOOP_UL_PATCHES}"/2.41/mount-pass-fd.patch
 	"${AESLOOP_UL_PATCHES}"/swapon-swapoff-encrypted-swap.patch
 	"${AESLOOP_UL_PATCHES}"/version-help-name-aesloop.patch
