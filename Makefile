@@ -38,7 +38,7 @@
 #   make dist            the release tarball, build/dist/aesloop-VERSION.tar.gz
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
 #   make clean           what the builds made in the checkout (not build/'s caches)
-#   make demo            the main job: an encrypted ext4 on an aesloop device in the VM
+#   make demo            try aesloop in a throw-away VM: an encrypted ext4 on an aesloop device
 #   make check           what CI runs: every test (tests/check.sh)
 #                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
 #                        and 7.3-rt)
