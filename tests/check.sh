@@ -395,25 +395,11 @@ run_item() { # kernel-SERIES or system-SUITE
 	esac
 }
 
-# item_minutes ITEM: what ITEM takes alone on a two-core machine, in tenths of a minute, for
-# lanes to balance them by.  CI's: the tiers' times in CI's run of 2026-12-06 (one after the
-# other, 71 minutes in all), less what is now done before the lanes (the
-# kernel's fetch, about 0.7 minutes each, and 1.0 for the trixie build root; 10 s a loop.ko;
-# 1.5 for make-targets and deb-packages) and less the runs CI has since left to FULL=1
-# (ci_runs: t-swap 3.5, t-crash 1.0, a qemu64 run 0.6, t-keys 1.8), plus t-queue (0.7
-# minutes, every kernel) and t-reconfig (0.8, full tiers) since: 6.1 12.8 -> 7.3, 7.3
-# 17.0 -> 15.3, 6.12 6.8 -> 3.7, 7.3-rt 5.3 -> 4.0; the systems as measured.  Then t-aes-path
-# on Nehalem on 6.1 and 7.3 (about 0.6 each, estimated) and 7.3's qemu64 t-aes-path (0.6) and
-# KEYSCRUB=y t-driver (about 4, estimated) to FULL=1: 6.1 7.9, 7.3 11.3.  So CI's lanes:
-#   a: 7.3 full 11.3, 6.1 full 7.9, 6.12 smoke 3.7                     22.9 minutes alone
-#   b: bookworm 9.8, bookworm-deb 7.2, 7.3-rt smoke 4.0, trixie 2.8    23.8 minutes alone
-# and, each guest a little slower beside another, about 28 minutes at once: with the host
-# phase (9.8 minutes) and the kernels and builds before the lanes (about 6.6), about 44.
-# CI's two-lane run of 2026-12-06 before these changes took 48.4 minutes, and after them 51.2.
-# Then lo_threads=4's t-driver on 6.1 (about 3, estimated) to FULL=1: 6.1 4.9; and the
-# Gentoo checks beside the host tests.
-# FULL=1's: from the measured times of make check-full, its system tier's 124 minutes split by
-# guess.  Newer measurements belong here and in tests/README.md's table.
+# item_minutes ITEM: what ITEM takes on a two-core machine, in tenths of a minute, for lanes
+# to balance them by: CI's items as check.sh printed them ("# ITEM: N min S s in lane X") in
+# the run of tests/README.md's table, each beside the other lane.  FULL=1's: from make
+# check-full's measured times, its system tier split by guess.  When you measure again,
+# update these and that table.
 item_minutes() {
 	if [ "$full" = 1 ]; then
 		case "$1" in
@@ -431,13 +417,13 @@ item_minutes() {
 		return
 	fi
 	case "$1" in
-	kernel-6.1) echo 49 ;;
-	kernel-7.3) echo 113 ;;
-	kernel-6.12) echo 37 ;;
-	kernel-7.3-rt) echo 40 ;;
-	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 100; else echo 35; fi ;;
-	system-bookworm) echo 98 ;;
-	system-trixie) echo 28 ;;
+	kernel-6.1) echo 154 ;;
+	kernel-7.3) echo 178 ;;
+	kernel-6.12) echo 42 ;;
+	kernel-7.3-rt) echo 42 ;;
+	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 160; else echo 40; fi ;;
+	system-bookworm) echo 105 ;;
+	system-trixie) echo 27 ;;
 	system-bookworm-deb) echo 72 ;;
 	*) echo 100 ;;
 	esac
