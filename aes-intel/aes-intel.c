@@ -215,15 +215,6 @@ bool aesloop_arch_cpu_has(unsigned int path, const char **why)
  * function arguments, so every call into the assembly is a direct call.
  */
 
-typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
-		    u8 *dst, const u8 *src, unsigned int nsect);
-typedef void cbc1_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
-		     const u8 *src, unsigned int nsect);
-typedef void cbc1g_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
-		      const u8 *const *srcs, unsigned int nsect);
-typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
-		    unsigned int nsect);
-
 /* Sectors for the next FPU section, at most @max. */
 static unsigned int fpu_chunk(unsigned int nsect, unsigned int max)
 {
@@ -248,8 +239,9 @@ static void generic_cbc(bool enc, const struct aes_key *const *keys,
 }
 
 static __always_inline void
-intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
-	      const u8 *ivs, u8 *dst, const u8 *src, unsigned int nsect)
+intel_encrypt(loop_aes_cbc_fn *enc, loop_aes_cbc1_fn *enc1,
+	      const struct aes_key *const *keys, const u8 *ivs, u8 *dst,
+	      const u8 *src, unsigned int nsect)
 {
 	while (nsect) {
 		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);
@@ -273,7 +265,7 @@ intel_encrypt(cbc_fn *enc, cbc1_fn *enc1, const struct aes_key *const *keys,
 }
 
 static __always_inline void
-intel_encrypt_gather(cbc1g_fn *enc1g, unsigned int max,
+intel_encrypt_gather(loop_aes_cbc_gather_fn *enc1g, unsigned int max,
 		     const struct aes_key *key, const u8 *ivs, u8 *dst,
 		     const u8 *const *srcs, unsigned int nsect)
 {
@@ -295,8 +287,9 @@ intel_encrypt_gather(cbc1g_fn *enc1g, unsigned int max,
 }
 
 static __always_inline void
-intel_decrypt(cbc_fn *dec, unsigned int max, const struct aes_key *const *keys,
-	      const u8 *ivs, u8 *dst, const u8 *src, unsigned int nsect)
+intel_decrypt(loop_aes_cbc_fn *dec, unsigned int max,
+	      const struct aes_key *const *keys, const u8 *ivs, u8 *dst,
+	      const u8 *src, unsigned int nsect)
 {
 	while (nsect) {
 		unsigned int n = fpu_chunk(nsect, max);
@@ -316,8 +309,8 @@ intel_decrypt(cbc_fn *dec, unsigned int max, const struct aes_key *const *keys,
 }
 
 static __always_inline void
-intel_ivs(md5_fn *md5, const u32 seed[4], const u8 *data, u64 sector,
-	  u8 *ivs, unsigned int nsect)
+intel_ivs(loop_aes_ivs_fn *md5, const u32 seed[4], const u8 *data,
+	  u64 sector, u8 *ivs, unsigned int nsect)
 {
 	while (nsect) {
 		unsigned int n = fpu_chunk(nsect, AESLOOP_INTEL_FPU_SECTORS);

@@ -53,6 +53,23 @@ struct loop_aes_ctx {
 	struct aes_key keys[];
 };
 
+/*
+ * The shapes of the engine operations below, and of the architectures'
+ * sector assembly behind them (aes-intel/aes-intel.h,
+ * aes-arm64/aes-arm64.h): a key per sector, one key for every sector (the
+ * assembly only), one key with each source sector anywhere, the multi-key
+ * IVs.
+ */
+typedef void loop_aes_cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
+			     u8 *dst, const u8 *src, unsigned int nsect);
+typedef void loop_aes_cbc1_fn(const struct aes_key *key, const u8 *ivs,
+			      u8 *dst, const u8 *src, unsigned int nsect);
+typedef void loop_aes_cbc_gather_fn(const struct aes_key *key, const u8 *ivs,
+				    u8 *dst, const u8 *const *srcs,
+				    unsigned int nsect);
+typedef void loop_aes_ivs_fn(const u32 seed[4], const u8 *plain, u64 sector,
+			     u8 *ivs, unsigned int nsect);
+
 /**
  * struct loop_aes_engine - bulk operations under the sector transforms
  * @name:        shown in logs and in the module's sysfs attribute
@@ -74,15 +91,10 @@ struct loop_aes_ctx {
  */
 struct loop_aes_engine {
 	const char *name;
-	void (*cbc_encrypt)(const struct aes_key *const *keys, const u8 *ivs,
-			    u8 *dst, const u8 *src, unsigned int nsect);
-	void (*cbc_decrypt)(const struct aes_key *const *keys, const u8 *ivs,
-			    u8 *dst, const u8 *src, unsigned int nsect);
-	void (*cbc_encrypt_gather)(const struct aes_key *key, const u8 *ivs,
-				   u8 *dst, const u8 *const *srcs,
-				   unsigned int nsect);
-	void (*multi_ivs)(const u32 seed[4], const u8 *plain, u64 sector,
-			  u8 *ivs, unsigned int nsect);
+	loop_aes_cbc_fn *cbc_encrypt;
+	loop_aes_cbc_fn *cbc_decrypt;
+	loop_aes_cbc_gather_fn *cbc_encrypt_gather;
+	loop_aes_ivs_fn *multi_ivs;
 };
 
 extern const struct loop_aes_engine loop_aes_generic_engine;

@@ -4,7 +4,8 @@
 # key file different, mode 0600, gpg-armored: no clear key line on disk), that aesloop-pipe
 # and Debian's aespipe read them as multi-key-v3/v2 and agree, the terminal prompt (twice for a
 # new passphrase, a mismatch refused), the passphrase change (same keys, the old passphrase no
-# longer opens it, a wrong old one changes nothing), its refusals; and the admin guide's offline
+# longer opens it, a wrong old one or a gpg file without key lines changes nothing and is named),
+# its refusals; and the admin guide's offline
 # re-encryption of a single-key volume to v3 with aesloop-pipe, into a new file and in place.
 #
 # Environment (set by tests/host/run.sh): AESLOOP_TOP, AESLOOP_BUILD.
@@ -136,10 +137,22 @@ fi
 cp "$tmp/k65.gpg" "$tmp/before"
 if "$keygen" -c -G "$g" -o 3 -p 4 "$tmp/k65.gpg" 3<"$tmp/pass" 4<"$tmp/pass" 2>"$tmp/err"; then
 	fail change-wrong-old-refused "it succeeded with the wrong old passphrase"
-elif cmp -s "$tmp/before" "$tmp/k65.gpg" && grep -q 'as it was' "$tmp/err"; then
+elif cmp -s "$tmp/before" "$tmp/k65.gpg" && grep -q 'wrong passphrase.*as it was' "$tmp/err" &&
+     ! grep -q 'key lines' "$tmp/err"; then
 	pass change-wrong-old-refused
 else
 	fail change-wrong-old-refused "the file changed, or: $(cat "$tmp/err")"
+fi
+# A gpg file that decrypts but holds no key lines is named as such, and left as it was.
+printf 'not a key file\n' | gpg --no-options --quiet --homedir "$g" --batch --pinentry-mode loopback \
+	--passphrase-fd 3 --symmetric -o "$tmp/notkeys.gpg" 3<"$tmp/pass"
+cp "$tmp/notkeys.gpg" "$tmp/before"
+if "$keygen" -c -G "$g" -o 3 -p 4 "$tmp/notkeys.gpg" 3<"$tmp/pass" 4<"$tmp/pass2" 2>"$tmp/err"; then
+	fail change-not-key-file-refused "it succeeded on a file without key lines"
+elif cmp -s "$tmp/before" "$tmp/notkeys.gpg" && grep -q '64 or 65 key lines' "$tmp/err"; then
+	pass change-not-key-file-refused
+else
+	fail change-not-key-file-refused "the file changed, or: $(cat "$tmp/err")"
 fi
 
 # Refusals: an existing file without -f, a file descriptor that is not open, a missing gpg home.

@@ -26,23 +26,14 @@
 
 static uint64_t seed;
 
-typedef void cbc_fn(const struct aes_key *const *keys, const u8 *ivs,
-		    u8 *dst, const u8 *src, unsigned int nsect);
-typedef void cbc1_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
-		     const u8 *src, unsigned int nsect);
-typedef void cbc1g_fn(const struct aes_key *key, const u8 *ivs, u8 *dst,
-		      const u8 *const *srcs, unsigned int nsect);
-typedef void md5_fn(const u32 seed[4], const u8 *data, u64 sector, u8 *ivs,
-		    unsigned int nsect);
-
 /* The assembly of one path: dec and md5 NULL where it has none. */
 struct asm_path {
 	const char *name;
 	unsigned int path;	/* for aesloop_arch_cpu_has() */
-	cbc_fn *enc, *dec;
-	cbc1_fn *enc1;
-	cbc1g_fn *enc1g;
-	md5_fn *md5;
+	loop_aes_cbc_fn *enc, *dec;
+	loop_aes_cbc1_fn *enc1;
+	loop_aes_cbc_gather_fn *enc1g;
+	loop_aes_ivs_fn *md5;
 };
 
 static const EVP_CIPHER *evp_cbc(unsigned int key_len)

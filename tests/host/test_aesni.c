@@ -151,7 +151,8 @@ static void ref_iv(int v3, const u32 seeded[4], const u8 *sector_data,
 		aes_put_le32(iv + 4 * i, st[i]);
 }
 
-static void check_md5(const char *pname, md5_fn *md5, int v3, struct bufs *b)
+static void check_md5(const char *pname, loop_aes_ivs_fn *md5, int v3,
+		      struct bufs *b)
 {
 	static const u32 init[4] = {
 		0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476
