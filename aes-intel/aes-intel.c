@@ -386,29 +386,40 @@ static void ssse3_decrypt(const struct aes_key *const *keys, const u8 *ivs,
 		      keys, ivs, dst, src, nsect);
 }
 
-/* AES-NI */
-
-static void aesni_encrypt(const struct aes_key *const *keys, const u8 *ivs,
-			  u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_encrypt(aesloop_cbc_enc_aesni, aesloop_cbc_enc1_aesni,
-		      keys, ivs, dst, src, nsect);
+/*
+ * AES-NI and VAES: one set of CBC entry points each (aes-intel.h), called in
+ * FPU sections of AESLOOP_INTEL_FPU_SECTORS sectors.
+ */
+#define INTEL_CBC_OPS(isa)						\
+static void isa##_encrypt(const struct aes_key *const *keys,		\
+			  const u8 *ivs, u8 *dst, const u8 *src,	\
+			  unsigned int nsect)				\
+{									\
+	intel_encrypt(aesloop_cbc_enc_##isa, aesloop_cbc_enc1_##isa,	\
+		      keys, ivs, dst, src, nsect);			\
+}									\
+									\
+static void isa##_encrypt_gather(const struct aes_key *key,		\
+				 const u8 *ivs, u8 *dst,		\
+				 const u8 *const *srcs,			\
+				 unsigned int nsect)			\
+{									\
+	intel_encrypt_gather(aesloop_cbc_enc1g_##isa,			\
+			     AESLOOP_INTEL_FPU_SECTORS, key, ivs, dst,	\
+			     srcs, nsect);				\
+}									\
+									\
+static void isa##_decrypt(const struct aes_key *const *keys,		\
+			  const u8 *ivs, u8 *dst, const u8 *src,	\
+			  unsigned int nsect)				\
+{									\
+	intel_decrypt(aesloop_cbc_dec_##isa, AESLOOP_INTEL_FPU_SECTORS,	\
+		      keys, ivs, dst, src, nsect);			\
 }
 
-static void aesni_encrypt_gather(const struct aes_key *key, const u8 *ivs,
-				 u8 *dst, const u8 *const *srcs,
-				 unsigned int nsect)
-{
-	intel_encrypt_gather(aesloop_cbc_enc1g_aesni, AESLOOP_INTEL_FPU_SECTORS,
-			     key, ivs, dst, srcs, nsect);
-}
-
-static void aesni_decrypt(const struct aes_key *const *keys, const u8 *ivs,
-			  u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_decrypt(aesloop_cbc_dec_aesni, AESLOOP_INTEL_FPU_SECTORS,
-		      keys, ivs, dst, src, nsect);
-}
+INTEL_CBC_OPS(aesni)
+INTEL_CBC_OPS(vaes_avx2)
+INTEL_CBC_OPS(vaes_avx512)
 
 /* Multi-buffer MD5 needs AVX2, which some AES-NI CPUs lack. */
 static void aesni_ivs(const u32 seed[4], const u8 *data, u64 sector,
@@ -420,64 +431,14 @@ static void aesni_ivs(const u32 seed[4], const u8 *data, u64 sector,
 		loop_aes_multi_ivs(seed, data, sector, ivs, nsect);
 }
 
-/* VAES, AVX2 */
-
-static void vaes2_encrypt(const struct aes_key *const *keys, const u8 *ivs,
-			  u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_encrypt(aesloop_cbc_enc_vaes_avx2, aesloop_cbc_enc1_vaes_avx2,
-		      keys, ivs, dst, src, nsect);
-}
-
-static void vaes2_encrypt_gather(const struct aes_key *key, const u8 *ivs,
-				 u8 *dst, const u8 *const *srcs,
-				 unsigned int nsect)
-{
-	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx2, AESLOOP_INTEL_FPU_SECTORS,
-			     key, ivs, dst, srcs,
-			     nsect);
-}
-
-static void vaes2_decrypt(const struct aes_key *const *keys, const u8 *ivs,
-			  u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_decrypt(aesloop_cbc_dec_vaes_avx2, AESLOOP_INTEL_FPU_SECTORS,
-		      keys, ivs, dst, src, nsect);
-}
-
-static void vaes2_ivs(const u32 seed[4], const u8 *data, u64 sector,
-		      u8 *ivs, unsigned int nsect)
+static void vaes_avx2_ivs(const u32 seed[4], const u8 *data, u64 sector,
+			  u8 *ivs, unsigned int nsect)
 {
 	intel_ivs(aesloop_md5_iv_avx2, seed, data, sector, ivs, nsect);
 }
 
-/* VAES, AVX-512 */
-
-static void vaes512_encrypt(const struct aes_key *const *keys, const u8 *ivs,
-			    u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_encrypt(aesloop_cbc_enc_vaes_avx512, aesloop_cbc_enc1_vaes_avx512,
-		      keys, ivs, dst, src, nsect);
-}
-
-static void vaes512_encrypt_gather(const struct aes_key *key, const u8 *ivs,
-				   u8 *dst, const u8 *const *srcs,
-				   unsigned int nsect)
-{
-	intel_encrypt_gather(aesloop_cbc_enc1g_vaes_avx512, AESLOOP_INTEL_FPU_SECTORS,
-			     key, ivs, dst, srcs,
-			     nsect);
-}
-
-static void vaes512_decrypt(const struct aes_key *const *keys, const u8 *ivs,
-			    u8 *dst, const u8 *src, unsigned int nsect)
-{
-	intel_decrypt(aesloop_cbc_dec_vaes_avx512, AESLOOP_INTEL_FPU_SECTORS,
-		      keys, ivs, dst, src, nsect);
-}
-
-static void vaes512_ivs(const u32 seed[4], const u8 *data, u64 sector,
-			u8 *ivs, unsigned int nsect)
+static void vaes_avx512_ivs(const u32 seed[4], const u8 *data, u64 sector,
+			    u8 *ivs, unsigned int nsect)
 {
 	intel_ivs(aesloop_md5_iv_avx512, seed, data, sector, ivs, nsect);
 }
@@ -499,17 +460,17 @@ static const struct loop_aes_engine intel_engines[AESLOOP_INTEL_NR_PATHS] = {
 	},
 	[AESLOOP_INTEL_VAES_AVX2] = {
 		.name		= "vaes-avx2",
-		.cbc_encrypt	= vaes2_encrypt,
-		.cbc_decrypt	= vaes2_decrypt,
-		.cbc_encrypt_gather = vaes2_encrypt_gather,
-		.multi_ivs	= vaes2_ivs,
+		.cbc_encrypt	= vaes_avx2_encrypt,
+		.cbc_decrypt	= vaes_avx2_decrypt,
+		.cbc_encrypt_gather = vaes_avx2_encrypt_gather,
+		.multi_ivs	= vaes_avx2_ivs,
 	},
 	[AESLOOP_INTEL_VAES_AVX512] = {
 		.name		= "vaes-avx512",
-		.cbc_encrypt	= vaes512_encrypt,
-		.cbc_decrypt	= vaes512_decrypt,
-		.cbc_encrypt_gather = vaes512_encrypt_gather,
-		.multi_ivs	= vaes512_ivs,
+		.cbc_encrypt	= vaes_avx512_encrypt,
+		.cbc_decrypt	= vaes_avx512_decrypt,
+		.cbc_encrypt_gather = vaes_avx512_encrypt_gather,
+		.multi_ivs	= vaes_avx512_ivs,
 	},
 };
 
