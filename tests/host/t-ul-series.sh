@@ -7,7 +7,7 @@
 # patches/series.sh records is refused before anything is unpacked; every
 # patch has a DEP-3 description; the ebuild applies its series' patches.
 #
-# Needs the release tarballs that make losetup and make losetup-2.41 fetch
+# Needs the release tarballs that make losetup and make losetup-SERIES fetch
 # (a series without one is skipped).  Environment (set by tests/host/run.sh):
 # AESLOOP_TOP, AESLOOP_BUILD.  Prints TAP (tests/tap.sh); exits 1 on a
 # failure.
