@@ -17,7 +17,7 @@
 #                        losetup, mount, swapon and swapoff, into $(PREFIX)/sbin,
 #                        aesloop-pipe and aesloop-keygen into $(PREFIX)/bin, the man
 #                        pages into $(PREFIX)/share/man (PREFIX=/usr/local; DESTDIR
-#                        too; UL_BUILD=build/ul-2.41: util-linux 2.41's)
+#                        too; UL_BUILD=build/ul-SERIES: another series', e.g. 2.41)
 #   make uninstall-tools what make install-tools installed, removed
 #   make install-boot    the boot integration: encrypted root and fstab lines
 #                        (the initramfs-tools hook and scripts into
@@ -29,8 +29,8 @@
 #   make uninstall-boot  what make install-boot installed, removed
 #   make losetup         util-linux 2.38.1's losetup, mount, swapon, swapoff, patched
 #                        (Debian bookworm's release, in build/bin)
-#   make losetup-2.41    the same from util-linux 2.41 (Debian trixie's)
-#                        (in build/ul-2.41/bin)
+#   make losetup-SERIES  the same from another util-linux series of patches/series.sh
+#                        (2.41: Debian trixie's, 2.42: forky's; in build/ul-SERIES/bin)
 #   make losetup-arm64   make losetup's programs cross-built for the arm64 test guest
 #                        (in build/ul-arm64/bin; needs libssl-dev:arm64)
 #   make deb             the Debian packages aesloop-dkms and aesloop-utils
@@ -151,7 +151,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml check-arm64 demo clean \
+.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml check-arm64 demo clean \
 	dist manifest
 
 all: userspace module
@@ -291,7 +291,7 @@ uninstall:
 # the Debian and Gentoo packages install them beside util-linux's), and linked as losetup,
 # mount, swapon and swapoff: /usr/local/sbin comes before /usr/sbin in root's PATH on
 # Debian, so these are the ones a shell runs; util-linux's own stay where they are.
-# UL_BUILD: which util-linux build's programs (build, or build/ul-2.41).
+# UL_BUILD: which util-linux build's programs (build, or build/ul-SERIES).
 # install-tools installs what "make tools" built and builds nothing itself:
 # run as root, it must not fetch and compile util-linux.
 UL_BUILD  ?= $(BUILD)
@@ -398,6 +398,11 @@ deb:
 		cp -r $(BUILD)/$$w/dl $(DEB_TREE)/build/$$w/; } || exit 1; done
 	cd $(DEB_TREE) && dpkg-buildpackage --build=binary --no-sign
 
+# The util-linux series (patches/series.sh's table): the default one is make losetup's,
+# in $(BUILD); each other one has make losetup-SERIES.
+UL_DEFAULT_SERIES := $(shell bash -c '. patches/series.sh && echo $$ul_default_series')
+UL_OTHER_SERIES := $(filter-out $(UL_DEFAULT_SERIES),\
+	$(shell bash -c '. patches/series.sh && ul_series_names'))
 # One BUILD_DIR per util-linux series (patches/series.sh), rebuilt when its quilt series
 # (patches/util-linux/series-SERIES) or a patch it lists changes.
 UL_SERIES_PATCHES = patches/util-linux/series-$(1) \
@@ -405,20 +410,25 @@ UL_SERIES_PATCHES = patches/util-linux/series-$(1) \
 losetup: $(BUILD)/bin/losetup
 
 $(BUILD)/bin/losetup: patches/build-losetup.sh patches/series.sh \
-		      $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
+		      $(call UL_SERIES_PATCHES,$(UL_DEFAULT_SERIES)) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	patches/build-losetup.sh $(BUILD)
 
-losetup-2.41: $(BUILD)/ul-2.41/bin/losetup
+# Every other series of patches/series.sh: make losetup-SERIES, in $(BUILD)/ul-SERIES.
+define UL_SERIES_RULE
+losetup-$(1): $(BUILD)/ul-$(1)/bin/losetup
 
-$(BUILD)/ul-2.41/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			      $(call UL_SERIES_PATCHES,2.41) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
-	patches/build-losetup.sh $(BUILD)/ul-2.41 2.41
+$(BUILD)/ul-$(1)/bin/losetup: patches/build-losetup.sh patches/series.sh \
+			      $$(call UL_SERIES_PATCHES,$(1)) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
+	patches/build-losetup.sh $(BUILD)/ul-$(1) $(1)
+endef
+$(foreach s,$(UL_OTHER_SERIES),$(eval $(call UL_SERIES_RULE,$(s))))
+.PHONY: $(addprefix losetup-,$(UL_OTHER_SERIES))
 
 # The same programs (2.38) cross-built for the arm64 test guest (needs libssl-dev:arm64).
 losetup-arm64: $(BUILD)/ul-arm64/bin/losetup
 
 $(BUILD)/ul-arm64/bin/losetup: patches/build-losetup.sh patches/series.sh \
-			       $(call UL_SERIES_PATCHES,2.38) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
+			       $(call UL_SERIES_PATCHES,$(UL_DEFAULT_SERIES)) $(AES_SRCS) $(LIBAESLOOP_SRCS) $(HDRS)
 	UL_HOST=aarch64-linux-gnu patches/build-losetup.sh $(BUILD)/ul-arm64
 
 check:

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Edits the util-linux patches with quilt.  patches/util-linux/ holds the
 # patches and one quilt series file a util-linux series (series-2.38,
-# series-2.41; patches/series.sh has the table); a patch both series share
-# is one file, listed in both.
+# series-2.41, series-2.42; patches/series.sh has the table); a patch several
+# series share is one file, listed in each.
 #
 #   patches/mkpatch.sh edit [BUILD_DIR] [SERIES]
 #         a fresh quilt work tree, BUILD_DIR/WORK/quilt: the series' util-linux
@@ -15,10 +15,10 @@
 #         every patch of each series (default: all) applies, in order and
 #         with no fuzz, to a fresh copy of the series' release
 #
-# SERIES is 2.38 (the default) or 2.41; WORK and the default BUILD_DIR are
-# the series' (patches/series.sh): build/util-linux for 2.38,
-# build/ul-2.41/util-linux-2.41 for 2.41.  The source package must have been
-# fetched already (make losetup, make losetup-2.41 do it).  After a refresh
+# SERIES is 2.38 (the default), 2.41 or 2.42; WORK and the default BUILD_DIR
+# are the series' (patches/series.sh): build/util-linux for 2.38,
+# build/ul-SERIES/util-linux-SERIES for the others.  The source package must
+# have been fetched already (make losetup, make losetup-SERIES do it).  After a refresh
 # of a patch both series share, run check: it must still apply to the other.
 # The loop-AES code itself is not in the patches: it is libaesloop (lib/),
 # which build-losetup.sh compiles and links into losetup, mount and swapon.

@@ -12,13 +12,14 @@
 # patches/util-linux/, lists the series' patches in the order they apply
 # (quilt's format; a patch both series share is listed in both).  The work
 # dir is under BUILD_DIR; the default BUILD_DIR is relative to the top of
-# the tree and is what `make losetup` and `make losetup-2.41` use.  Each
+# the tree and is what `make losetup` and `make losetup-SERIES` use.  Each
 # series needs a BUILD_DIR of its own: the programs go to BUILD_DIR/bin.
 # shellcheck shell=bash
 
 ul_series_table='
 2.38  bookworm  2.38.1  60492a19b44e6cf9a3ddff68325b333b8b52b6c59ce3ebd6a0ecaa4c5117e84f  series-2.38  util-linux       build
 2.41  trixie    2.41.5  f586e35d320ff537aab3ffeca37e9ecd482ccbe013590db4429a414d8aa6a728  series-2.41  util-linux-2.41  build/ul-2.41
+2.42  forky     2.42.4  fbd62a100ab7bb8746ba0661255c3c48185b1e9021507c624da01fbc696330ec  series-2.42  util-linux-2.42  build/ul-2.42
 '
 ul_default_series=2.38
 # The folder of the patches and series files.

@@ -750,7 +750,7 @@ else
 	[[ ${#why[@]} -eq 0 ]] && baseline=1
 
 	run_mutants app-crypt/aesloop-losetup "${eb}" check_losetup "" "${baseline}" <<-'EOF_MUTANTS'
-		patch-dropped%prepare%/2.41\/mount-pass-fd.patch/d%the patches applied were .*not series-2.41
+		patch-dropped%prepare%/2.41\/mount-pass-fd-context.patch/d%the patches applied were .*not series-2.41
 		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
 		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
 	EOF_MUTANTS

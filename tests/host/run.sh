@@ -1,8 +1,8 @@
 #!/bin/bash
 # Runs the host tests: every C test program of tests/host, plain and under
 # ASan+UBSan, and every tests/host/t-*.sh script; t-losetup.sh again for each other
-# util-linux build there is (build/ul-2.41, make losetup-2.41), its results
-# prefixed "ul-2.41/".  Prints their results as one TAP stream (tests/tap.sh),
+# util-linux build there is (build/ul-SERIES, make losetup-SERIES), its results
+# prefixed "ul-SERIES/".  Prints their results as one TAP stream (tests/tap.sh),
 # each name prefixed with the program that printed it; exits non-zero if any
 # failed.
 # Build first with `make host-tests` (the Makefile's check-host does both).

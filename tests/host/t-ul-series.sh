@@ -7,7 +7,7 @@
 # patches/series.sh records is refused before anything is unpacked; every
 # patch has a DEP-3 description; the ebuild applies its series' patches.
 #
-# Needs the release tarballs that make losetup and make losetup-2.41 fetch
+# Needs the release tarballs that make losetup and make losetup-SERIES fetch
 # (a series without one is skipped).  Environment (set by tests/host/run.sh):
 # AESLOOP_TOP, AESLOOP_BUILD.  Prints TAP (tests/tap.sh); exits 1 on a
 # failure.
@@ -71,7 +71,7 @@ else
 	for how in fuzz missing; do
 		mkdir -p "$tmp/$how"
 		cp -r "$ul_patch_dir" "$tmp/$how/"
-		p=$tmp/$how/util-linux/2.38/mount-pass-fd.patch
+		p=$tmp/$how/util-linux/2.38/swapon-swapoff-encrypted-swap-context.patch
 		if [ "$how" = fuzz ]; then
 			# The first context line of the first hunk, changed: patch could
 			# still place the hunk with fuzz 1.
@@ -85,8 +85,8 @@ else
 		cp -a "$tmp/pristine" "$tmp/tree"
 		if (ul_patch_dir=$tmp/$how/util-linux ul_series_file=$tmp/$how/util-linux/series-2.38 \
 			ul_apply_series "$tmp/tree" "$tmp/patch.log") 2>"$tmp/err"; then
-			fail "refuse-$how" "a series whose 2.38/mount-pass-fd.patch needs $how applied"
-		elif ! grep -q '^2.38/mount-pass-fd.patch (series-2.38) does not apply' "$tmp/err"; then
+			fail "refuse-$how" "a series whose 2.38/swapon-swapoff-encrypted-swap-context.patch needs $how applied"
+		elif ! grep -q '^2.38/swapon-swapoff-encrypted-swap-context.patch (series-2.38) does not apply' "$tmp/err"; then
 			fail "refuse-$how" "the message does not name the patch: $(tail -n 3 "$tmp/err")"
 		else
 			pass "refuse-$how"

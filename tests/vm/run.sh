@@ -32,8 +32,8 @@ Options:
   -m KO       module to insmod as the loop driver (default loop/loop.ko); 'none' loads none
   -p PARAMS   module parameters, one string, e.g. -p 'max_loop=4'
   -U DIR      the patched util-linux to test: a BUILD_DIR of patches/build-losetup.sh,
-              relative to the project root (default build; build/ul-2.41 for 2.41, made
-              by make losetup-2.41; also AESLOOP_UL_BUILD=DIR): the guest's losetup is
+              relative to the project root (default build; build/ul-SERIES for another
+              series, made by make losetup-SERIES; also AESLOOP_UL_BUILD=DIR): the guest's losetup is
               DIR/bin/losetup, and guest scripts find DIR/bin as $AESLOOP_UL_BIN (mount,
               swapon, swapoff); each DIR has an initramfs of its own
   -M MIB      guest memory in MiB (default 1024), e.g. -M 256 for a test under memory pressure

@@ -42,11 +42,14 @@ BDEPEND="virtual/pkgconfig"
 AESLOOP_UL_PATCHES="${WORKDIR}/${AESLOOP_P}/patches/util-linux"
 PATCHES=(
 	"${AESLOOP_UL_PATCHES}"/loopdev-set-encryption.patch
-	"${AESLOOP_UL_PATCHES}"/2.41/libmount-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/libmount-loop-aes-options.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/libmount-loop-aes-context.patch
 	"${AESLOOP_UL_PATCHES}"/losetup-loop-aes-options.patch
 	"${AESLOOP_UL_PATCHES}"/2.41/losetup-loop-aes-context.patch
-	"${AESLOOP_UL_PATCHES}"/2.41/mount-pass-fd.patch
+	"${AESLOOP_UL_PATCHES}"/mount-pass-fd.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/mount-pass-fd-context.patch
 	"${AESLOOP_UL_PATCHES}"/swapon-swapoff-encrypted-swap.patch
+	"${AESLOOP_UL_PATCHES}"/2.41/swapon-swapoff-encrypted-swap-context.patch
 	"${AESLOOP_UL_PATCHES}"/version-help-name-aesloop.patch
 )
 
