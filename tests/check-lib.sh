@@ -84,7 +84,8 @@ vm_limit() {
 	t-driver | t-bdev | t-keys | t-mount | t-swap) limit=1200 ;;
 	# A system suite boots systemd first (about 80 s under TCG on a busy machine).
 	t-boot | t-udev | t-udisks | t-fstab | t-deb) limit=1200 ;;
-	# t-root's first phase runs the image's update-initramfs three times under TCG.
+	# t-root's boots; check.sh gives the FULL=1 first phase (two runs of the image's
+	# update-initramfs) a longer limit.
 	t-root) limit=2400 ;;
 	t-callers | t-abuse | t-crypt | t-multikey | t-reconfig) limit=600 ;;
 	*) limit=300 ;;

@@ -320,7 +320,7 @@ default_systems="bookworm trixie bookworm-deb"
 # the files in build/vm/share are named by it, and kmake.sh builds one loop.ko at a time.
 system_suites() {
 	local suite=$1 suites with_fstab variants t d disks fstab detached variant name disk root
-	local rescue again
+	local rescue again first
 	stage "System: Debian $suite (tests/system)"
 	step "system-image-$suite" tests/system/image.sh "$suite" || return 0
 	# bookworm's t-boot is FULL=1's: t-deb checks the same on bookworm in CI (the boot's
@@ -383,12 +383,14 @@ system_suites() {
 			;;
 		*)
 			rm -f "$disk" "$disk.key" "build/vm/share/$suite-$name-initrd.img"
-			again=(-t 1200)
+			again=(-t 1200) first=()
 			if [ "$full" = 1 ]; then
-				root+=(-e T_ROOT_UPDATE=1)
+				# Two runs of update-initramfs: 10 minutes each on an idle machine,
+				# 20 seen on one loaded to 8.
+				first=(-e T_ROOT_UPDATE=1 -t 4800)
 				again+=(-I "build/vm/share/$suite-$name-initrd.img")
 			fi
-			system_results "${root[@]}" -o "$disk" -n "$suite-$name/first" \
+			system_results "${root[@]}" "${first[@]}" -o "$disk" -n "$suite-$name/first" \
 				tests/system/t-root.sh first "$suite-$name"
 			system_results "${root[@]}" "${again[@]}" -o "$disk" -n "$suite-$name/again" \
 				tests/system/t-root.sh again "$suite-$name"
