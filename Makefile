@@ -46,6 +46,8 @@
 #                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
 #                        and 7.3-rt)
 #   make check-full      every VM suite on all four kernels, every system image
+#   make check-source    the source package built offline in clean bookworm and trixie
+#                        build roots, as a buildd does (tests/packaging/source-build.sh)
 #   make check-host      the host tests (also under ASan and UBSan), no VM
 #   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN kernel
 #                        (7.3, built from Debian's source; tests/check-debug.sh)
@@ -154,7 +156,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools source deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml check-arm64 demo clean \
+.PHONY: all userspace module tools source deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-2.41 losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-source check-debug check-uml check-arm64 demo clean \
 	dist manifest
 
 all: userspace module
@@ -459,6 +461,9 @@ check-full:
 
 check-debug:
 	tests/check-debug.sh
+
+check-source:
+	tests/packaging/source-build.sh
 
 check-uml:
 	tests/check-uml.sh

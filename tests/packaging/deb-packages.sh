@@ -3,11 +3,11 @@
 # Usage: tests/packaging/deb-packages.sh KDIR [DEB-DIR]
 # The Debian packages "make deb" built (DEB-DIR, default build/deb), before any system
 # installs them (tests/system/t-deb.sh does that): lintian finds no error or warning; one
-# version everywhere (debian/changelog's, less its Debian revision, the Makefile's VERSION, dkms.conf, the module's
-# MODULE_VERSION); no file of aesloop-utils is one that util-linux's packages own (merged
-# /usr counted: /sbin/losetup is /usr/sbin/losetup), and each program has its page; DKMS
-# builds loop.ko, with the AES-NI/VAES code, from aesloop-dkms's /usr/src tree for the
-# kernel tree KDIR, in a DKMS tree of its own (nothing is installed).
+# version everywhere (debian/changelog's less its Debian revision, the Makefile's VERSION,
+# dkms.conf, the module's MODULE_VERSION); no file of aesloop-utils is one that util-linux's
+# packages own (merged /usr counted: /sbin/losetup is /usr/sbin/losetup), and each program
+# has its page; DKMS builds loop.ko, with the AES-NI/VAES code, from aesloop-dkms's /usr/src
+# tree for the kernel tree KDIR, in a DKMS tree of its own (nothing is installed).
 set -u
 
 kdir=${1:?usage: $0 KDIR [DEB-DIR]}
