@@ -46,7 +46,7 @@
 #    hooks that call it.  It, the tree's libmount and libcrypto are linked
 #    into the programs.
 # 4. Installs the programs, which need only glibc and libcrypto at run
-#    time, and checks that with ldd.
+#    time, and checks that with readelf (their own NEEDED entries).
 #
 # It stays beside the patches rather than with the Makefile's build rules:
 # what it does is take a series' release and apply that series to it (with
@@ -225,14 +225,10 @@ if grep -E 'warning:' "$work/make.log" |
 	die "the patched sources compile with warnings (see $work/make.log)"
 fi
 
-# The libraries a program needs: ldd's list, or for a cross build (which ldd
-# cannot run) its ELF NEEDED entries.
+# The libraries a program needs: its own ELF NEEDED entries, not ldd's list, which has
+# libcrypto's own (trixie's links zlib and zstd).
 needed() {
-	if [ -z "$ul_host" ]; then
-		ldd "$1" | awk '{print $1}'
-	else
-		"$ul_host-readelf" -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
-	fi
+	"${ul_host:+$ul_host-}readelf" -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
 }
 for p in "${programs[@]}"; do
 	libs=$(needed "$src/$p" |
