@@ -33,9 +33,9 @@
 #                        (in build/ul-2.41/bin)
 #   make losetup-arm64   make losetup's programs cross-built for the arm64 test guest
 #                        (in build/ul-arm64/bin; needs libssl-dev:arm64)
-#   make source          the Debian source package (3.0 (quilt)) in build/source:
-#                        the .dsc, the tree as orig tarball, util-linux's release
-#                        tarballs as its util-linux component (fetches them)
+#   make source          the Debian source package, build/source/aesloop_VERSION-REV.dsc
+#                        (3.0 (quilt): the tree as orig tarball, util-linux's release
+#                        tarballs as its util-linux component; fetches them)
 #   make deb             the Debian packages aesloop-dkms and aesloop-utils
 #                        (build/deb/*.deb, built from make source's package)
 #   make dist            the release tarball, build/dist/aesloop-VERSION.tar.gz
@@ -46,8 +46,8 @@
 #                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
 #                        and 7.3-rt)
 #   make check-full      every VM suite on all four kernels, every system image
-#   make check-source    the source package built offline in clean bookworm and trixie
-#                        build roots, as a buildd does (tests/packaging/source-build.sh)
+#   make check-source    the source package built offline, as a buildd does, for bookworm
+#                        and trixie (clean build roots; tests/packaging/source-build.sh)
 #   make check-host      the host tests (also under ASan and UBSan), no VM
 #   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN kernel
 #                        (7.3, built from Debian's source; tests/check-debug.sh)
