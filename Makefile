@@ -33,8 +33,11 @@
 #                        (2.41: Debian trixie's, 2.42: forky's; in build/ul-SERIES/bin)
 #   make losetup-arm64   make losetup's programs cross-built for the arm64 test guest
 #                        (in build/ul-arm64/bin; needs libssl-dev:arm64)
+#   make source          the Debian source package, build/source/aesloop_VERSION-REV.dsc
+#                        (3.0 (quilt): the tree as orig tarball, util-linux's release
+#                        tarballs as its util-linux component; fetches them)
 #   make deb             the Debian packages aesloop-dkms and aesloop-utils
-#                        (build/deb/*.deb, from debian/)
+#                        (build/deb/*.deb, built from make source's package)
 #   make dist            the release tarball, build/dist/aesloop-VERSION.tar.gz
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
 #   make clean           what the builds made in the checkout (not build/'s caches)
@@ -43,6 +46,8 @@
 #                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
 #                        and 7.3-rt)
 #   make check-full      every VM suite on all four kernels, every system image
+#   make check-source    the source package built offline, as a buildd does, for bookworm
+#                        and trixie (clean build roots; tests/packaging/source-build.sh)
 #   make check-host      the host tests (also under ASan and UBSan), no VM
 #   make check-debug     the VM suites on a KASAN/lockdep/kmemleak/UBSAN kernel
 #                        (7.3, built from Debian's source; tests/check-debug.sh)
@@ -151,7 +156,7 @@ $(shell mkdir -p $(BUILD) && [ "$$(cat $(FLAGS_STAMP) 2>/dev/null)" = '$(FLAGS_N
 # $(call objs,VARIANT,SOURCES): object paths of one build variant.
 objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
-.PHONY: all userspace module tools deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-debug check-uml check-arm64 demo clean \
+.PHONY: all userspace module tools source deb version kernelrelease install uninstall install-tools uninstall-tools install-boot uninstall-boot losetup losetup-arm64 host-tests check-host bench bench-io bench-kernel vm-tools vm-tools-arm64 check check-full check-source check-debug check-uml check-arm64 demo clean \
 	dist manifest
 
 all: userspace module
@@ -194,7 +199,7 @@ $(BUILD)/libaesloop-san.a: $(call objs,san,$(AES_SRCS) $(LIBAESLOOP_SRCS) $(INTE
 # a copy of key bytes that are in vector registers at the time.
 $(BUILD)/bin/aesloop-pipe: $(BUILD)/plain/tools/aesloop-pipe.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto -lpthread
+	$(CC) $(CFLAGS) $(LDFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto -lpthread
 
 $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaesloop-san.a
 	@mkdir -p $(@D)
@@ -380,22 +385,49 @@ uninstall-boot:
 	-rmdir $(DESTDIR)$(DRACUT_MODULES)/90aesloop $(DESTDIR)$(AESLOOP_LIBDIR) 2>/dev/null
 	@echo "The initramfs keeps aesloop's setup until update-initramfs -u (dracut -f) makes it again."
 
-# The Debian packages (debian/): dpkg-buildpackage on a copy of the checkout's files, uncommitted
-# edits included, in build/deb/aesloop-VERSION (the .debs land in build/deb).  util-linux's
-# source package comes from build/'s cache when make tools fetched it, else from the archive.
-DEB_TREE := $(BUILD)/deb/aesloop-$(VERSION)
-deb:
-	rm -rf $(BUILD)/deb
-	mkdir -p $(DEB_TREE)
+# The Debian source package, in build/source: aesloop_VERSION.orig.tar.xz, the checkout's
+# files (uncommitted edits included) less debian/; aesloop_VERSION.orig-util-linux.tar.xz,
+# util-linux/ with the release tarball of every series of patches/series.sh, fetched
+# (checked against its SHA-256) by build-losetup.sh unless build/ has it, which the
+# package's build then takes from there, offline (doc/internals.md says why tarballs); the
+# .dsc and debian.tar.xz of dpkg-source -b.  The tarballs are made reproducibly (sorted
+# names, owner 0, debian/changelog's date), so the same tree gives the same orig tarballs.
+# The version: VERSION, and debian/changelog's revision (tests/host/t-version.sh).
+SRC_DIR   := $(BUILD)/source
+SRC_TREE  := $(SRC_DIR)/aesloop-$(VERSION)
+DEB_VERSION = $(shell dpkg-parsechangelog -S Version)
+REPRO_TAR = tar -c --sort=name --format=gnu --owner=0 --group=0 --numeric-owner \
+	--mtime=@$$(dpkg-parsechangelog -S Timestamp) --mode=u+w,go=rX,go-w
+source:
+	@case "$(DEB_VERSION)" in $(VERSION)-*) ;; *) echo "debian/changelog's version \
+		$(DEB_VERSION) is not the Makefile's VERSION $(VERSION) with a Debian revision" >&2; \
+		exit 1;; esac
+	rm -rf $(SRC_DIR)
+	mkdir -p $(SRC_TREE)/util-linux
 	if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then \
-		git ls-files -z --cached --others --exclude-standard ':!build' | \
-		xargs -0 sh -c 'for f; do [ ! -e "$$f" ] || cp -P --parents "$$f" $(DEB_TREE); done' copy; \
+		git ls-files -z --cached --others --exclude-standard ':!build' ':!util-linux' | \
+		xargs -0 sh -c 'for f; do [ ! -e "$$f" ] || cp -P --parents "$$f" $(SRC_TREE); done' copy; \
 	else \
-		tar -c --exclude=./build --exclude=./debian/.debhelper . | tar -x -C $(DEB_TREE); \
+		tar -c --exclude=./build --exclude=./util-linux --exclude=./debian/.debhelper . | \
+		tar -x -C $(SRC_TREE); \
 	fi
-	for w in util-linux ul-2.41/util-linux-2.41; do \
-		[ ! -d $(BUILD)/$$w/dl ] || { mkdir -p $(DEB_TREE)/build/$$w && \
-		cp -r $(BUILD)/$$w/dl $(DEB_TREE)/build/$$w/; } || exit 1; done
+	bash -c '. patches/series.sh && for s in $$(ul_series_names); do ul_series $$s && \
+		t=$$(patches/build-losetup.sh --fetch "$$ul_build_name" $$s | tail -n 1) && \
+		cp "$$t" $(SRC_TREE)/util-linux/ || exit 1; done'
+	$(REPRO_TAR) -C $(SRC_DIR) --exclude=aesloop-$(VERSION)/debian \
+		--exclude=aesloop-$(VERSION)/util-linux aesloop-$(VERSION) | \
+		xz -6 >$(SRC_DIR)/aesloop_$(VERSION).orig.tar.xz
+	$(REPRO_TAR) -C $(SRC_TREE) util-linux | xz -6 >$(SRC_DIR)/aesloop_$(VERSION).orig-util-linux.tar.xz
+	cd $(SRC_DIR) && dpkg-source -b aesloop-$(VERSION)
+	rm -rf $(SRC_TREE)
+
+# The Debian packages (debian/): make source's package, unpacked in build/deb/aesloop-VERSION,
+# its binary packages built there (the .debs land in build/deb).
+DEB_TREE := $(BUILD)/deb/aesloop-$(VERSION)
+deb: source
+	rm -rf $(BUILD)/deb
+	mkdir -p $(BUILD)/deb
+	dpkg-source -x $(SRC_DIR)/aesloop_$(DEB_VERSION).dsc $(DEB_TREE)
 	cd $(DEB_TREE) && dpkg-buildpackage --build=binary --no-sign
 
 # The util-linux series (patches/series.sh's table): the default one is make losetup's,
@@ -439,6 +471,9 @@ check-full:
 
 check-debug:
 	tests/check-debug.sh
+
+check-source:
+	tests/packaging/source-build.sh
 
 check-uml:
 	tests/check-uml.sh

@@ -4,7 +4,14 @@
 # and BUILD_DIR/bin/swapoff.
 #
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
+#   patches/build-losetup.sh --fetch BUILD_DIR [SERIES]
 #   UL_HOST=aarch64-linux-gnu patches/build-losetup.sh build/ul-arm64
+#
+# --fetch: step 1 only; prints the release tarball's path (make source
+# collects each series' tarball so).
+# CFLAGS, CPPFLAGS, LDFLAGS from the environment (a package build's
+# dpkg-buildflags) replace the defaults below; the project's own flags
+# (-I, -D, -z relro -z now) are always added.
 #
 # UL_HOST: a cross build for that GNU triplet (configure --host, CC
 # UL_HOST-gcc unless CC is given; its libcrypto from the multiarch
@@ -14,13 +21,17 @@
 # 2.41 (Debian trixie's) or 2.42 (forky's), what make losetup-SERIES builds
 # in build/ul-SERIES.  Each series needs a BUILD_DIR of its own.
 #
-# 1. Fetches the suite's util-linux source package into
-#    BUILD_DIR/WORK/dl (WORK: util-linux for 2.38, util-linux-SERIES for
-#    the others), with a private apt sources list, lists and cache under
-#    BUILD_DIR/WORK/apt: the host's apt configuration is not touched.
-#    Skipped when the package is already there.  Of it, only the upstream
-#    release tarball is used (util-linux_RELEASE.orig.tar.xz), and only if
-#    its SHA-256 is the one patches/series.sh has for the series.
+# 1. Takes the release tarball from the source package's util-linux component
+#    (util-linux/util-linux_RELEASE.orig.tar.xz at the top of the tree, from
+#    aesloop_VERSION.orig-util-linux.tar.xz) when the tree has one: then
+#    nothing is fetched, as on a buildd without network.  Otherwise fetches
+#    the suite's util-linux source package into BUILD_DIR/WORK/dl (WORK:
+#    util-linux for 2.38, util-linux-SERIES for the others), with a private
+#    apt sources list, lists and cache under BUILD_DIR/WORK/apt: the host's
+#    apt configuration is not touched.  Skipped when the package is already
+#    there.  Of it, only the upstream release tarball is used
+#    (util-linux_RELEASE.orig.tar.xz).  Either way only if its SHA-256 is
+#    the one patches/series.sh has for the series.
 # 2. Unpacks the tarball (upstream's source; Debian's patches are not
 #    applied), applies the series' patches in the order of its quilt series file
 #    (patches/util-linux/series-SERIES; no fuzz: a patch that
@@ -35,14 +46,14 @@
 #    hooks that call it.  It, the tree's libmount and libcrypto are linked
 #    into the programs.
 # 4. Installs the programs, which need only glibc and libcrypto at run
-#    time, and checks that with ldd.
+#    time, and checks that with readelf (their own NEEDED entries).
 #
 # It stays beside the patches rather than with the Makefile's build rules:
 # what it does is take a series' release and apply that series to it (with
 # series.sh, which mkpatch.sh and tests/host/t-ul-series.sh share), and what
 # makes it run again is a patch or series file that changed.
 #
-# Needs: apt-get, patch, xz-utils, a C toolchain, libssl-dev, pkg-config.
+# Needs: apt-get (to fetch), patch, xz-utils, a C toolchain, libssl-dev, pkg-config.
 set -euo pipefail
 
 mirror=http://deb.debian.org/debian
@@ -55,7 +66,12 @@ die() {
 	exit 1
 }
 
-[ $# -eq 1 ] || [ $# -eq 2 ] || die "usage: $0 BUILD_DIR [$(ul_series_names | tr ' ' '|')]"
+fetch_only=
+if [ "${1:-}" = --fetch ]; then
+	fetch_only=1
+	shift
+fi
+[ $# -eq 1 ] || [ $# -eq 2 ] || die "usage: $0 [--fetch] BUILD_DIR [$(ul_series_names | tr ' ' '|')]"
 ul_series "${2:-}" || die "unknown util-linux series '$2' (known: $(ul_series_names))"
 version=$ul_version
 suite=$ul_suite
@@ -75,11 +91,16 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 [ -f "$ul_series_file" ] || die "$ul_series_file: no such series file"
 patches=$(ul_series_patches) || die "$ul_series_file: a line with more than a patch name"
-for tool in apt-get patch xz "$cc"; do
+for tool in patch xz "$cc"; do
 	command -v "$tool" >/dev/null || die "$tool is not installed (tests/deps.sh installs it)"
 done
 
 aesloop_version=$(env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s --no-print-directory -C "$top" version)
+
+# The distribution's flags when a package build gives them (set, even empty).
+cflags=${CFLAGS--O2 -g -fstack-protector-strong}
+cppflags=${CPPFLAGS--D_FORTIFY_SOURCE=2}
+ldflags=${LDFLAGS-}
 
 # Only what losetup needs; everything optional off.
 configure_args=(
@@ -94,19 +115,30 @@ configure_args=(
 	--without-libmagic --without-user --without-btrfs --without-econf
 	${ul_host:+--host=$ul_host}
 	# AESLOOP_VERSION: --version names aesloop's (version-help-name-aesloop.patch).
-	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2 -I$top/lib -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
+	CFLAGS="$cflags"
+	CPPFLAGS="$cppflags -I$top/lib -DAESLOOP_VERSION=\\\"$aesloop_version\\\""
 	# -z now: no lazy symbol binding, whose register save area on the
 	# stack (xsave in ld.so's trampoline) would keep copies of the key
 	# that happen to be in vector registers at the time.
-	LDFLAGS="-Wl,-z,relro -Wl,-z,now"
+	LDFLAGS="$ldflags -Wl,-z,relro -Wl,-z,now"
 )
 
 # Whatever the file dates say, make never re-runs autotools (see step 2).
 no_autotools=(AUTOCONF=: AUTOHEADER=: AUTOMAKE=: ACLOCAL=:)
 
-# --- 1. the release tarball, from Debian's source package ------------------
-tarball=$(ul_tarball "$work/dl")
+# --- 1. the release tarball, from the source package or Debian's -----------
+# A tree unpacked from aesloop's source package has its util-linux component:
+# that, and no network (a buildd has none).
+component=$top/util-linux
+if [ -d "$component" ]; then
+	tarball=$(ul_tarball "$component")
+	[ -f "$tarball" ] ||
+		die "$component, the source package's util-linux component, has no ${tarball##*/} (it has: $(cd "$component" && echo *))"
+else
+	tarball=$(ul_tarball "$work/dl")
+fi
 if [ ! -f "$tarball" ]; then
+	command -v apt-get >/dev/null || die "apt-get is not installed: it fetches util-linux's source"
 	echo "build-losetup.sh: fetching util-linux $version source from Debian $suite"
 	apt=$work/apt
 	mkdir -p "$apt/lists/partial" "$apt/cache/archives/partial" \
@@ -139,6 +171,10 @@ fi
 sum=$(sha256sum "$tarball" | cut -d' ' -f1)
 [ "$sum" = "$ul_sha256" ] ||
 	die "$tarball: SHA-256 mismatch: it is $sum, patches/series.sh has $ul_sha256 for util-linux $version; refusing to build from it"
+if [ -n "$fetch_only" ]; then
+	echo "$tarball"
+	exit 0
+fi
 
 # --- 2. unpack, patch, configure (when an input changed) --------------------
 # The release tarball as it is, without Debian's patches: ours apply to
@@ -170,9 +206,10 @@ fi
 # not this build's.
 obj=$work/aesloop
 # libmount's header is the tree's own, the library the programs link.
-env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -C "$top" -s --no-print-directory \
+# CPPFLAGS through the environment: the Makefile adds its own to it.
+env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CPPFLAGS="$cppflags" make -C "$top" -s --no-print-directory \
 	-j"$jobs" BUILD="$obj" CC="$cc" INTELAES=n ARM64AES=n MOUNT_CFLAGS="-I$src/libmount/src" \
-	CFLAGS="-O2 -g -fstack-protector-strong -D_FORTIFY_SOURCE=2" "$obj/libaesloop.a" ||
+	CFLAGS="$cflags" "$obj/libaesloop.a" ||
 	die "building aesloop's library failed"
 
 # --- 4. build, install, check ----------------------------------------------
@@ -195,14 +232,10 @@ if grep -E 'warning:' "$work/make.log" |
 	die "the patched sources compile with warnings (see $work/make.log)"
 fi
 
-# The libraries a program needs: ldd's list, or for a cross build (which ldd
-# cannot run) its ELF NEEDED entries.
+# The libraries a program needs: its own ELF NEEDED entries, not ldd's list, which has
+# libcrypto's own (trixie's links zlib and zstd).
 needed() {
-	if [ -z "$ul_host" ]; then
-		ldd "$1" | awk '{print $1}'
-	else
-		"$ul_host-readelf" -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
-	fi
+	"${ul_host:+$ul_host-}readelf" -d "$1" | sed -n 's/^.*(NEEDED).*\[\(.*\)\]$/\1/p'
 }
 for p in "${programs[@]}"; do
 	libs=$(needed "$src/$p" |

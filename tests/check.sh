@@ -64,6 +64,13 @@ record gentoo sh -c 'cat "$1"; exit "$2"' sh "$log/gentoo.out" "$gentoo_rc"
 stage "Benchmark (printed, not asserted: ratios in one run)"
 step bench make bench && sed "s/^/# /" "$log/bench.log"
 
+# The source package as a buildd builds it: offline, in clean bookworm and trixie build roots
+# (tests/README.md has its time; the build roots are made once).
+if [ "${FULL:-0}" = 1 ]; then
+	stage "Source package, built offline in bookworm and trixie build roots"
+	record source-build tests/packaging/source-build.sh
+fi
+
 share_vectors
 
 # Which suites run on which kernel. Every suite on bookworm's own kernel (6.1,

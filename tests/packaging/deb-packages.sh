@@ -3,11 +3,11 @@
 # Usage: tests/packaging/deb-packages.sh KDIR [DEB-DIR]
 # The Debian packages "make deb" built (DEB-DIR, default build/deb), before any system
 # installs them (tests/system/t-deb.sh does that): lintian finds no error or warning; one
-# version everywhere (debian/changelog, the Makefile's VERSION, dkms.conf, the module's
-# MODULE_VERSION); no file of aesloop-utils is one that util-linux's packages own (merged
-# /usr counted: /sbin/losetup is /usr/sbin/losetup), and each program has its page; DKMS
-# builds loop.ko, with the AES-NI/VAES code, from aesloop-dkms's /usr/src tree for the
-# kernel tree KDIR, in a DKMS tree of its own (nothing is installed).
+# version everywhere (debian/changelog's less its Debian revision, the Makefile's VERSION,
+# dkms.conf, the module's MODULE_VERSION); no file of aesloop-utils is one that util-linux's
+# packages own (merged /usr counted: /sbin/losetup is /usr/sbin/losetup), and each program
+# has its page; DKMS builds loop.ko, with the AES-NI/VAES code, from aesloop-dkms's /usr/src
+# tree for the kernel tree KDIR, in a DKMS tree of its own (nothing is installed).
 set -u
 
 kdir=${1:?usage: $0 KDIR [DEB-DIR]}
@@ -43,7 +43,7 @@ changelog=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 src=$(ls -d "$tmp/dkms/usr/src/aesloop-"*)
 # shellcheck disable=SC1090,SC1091 # dkms.conf is shell, as dkms reads it
 conf=$(set +u && . "$src/dkms.conf" && echo "$PACKAGE_VERSION")
-if [ "$changelog" = "$version" ] && [ "$conf" = "$version" ] && [ "$src" = "$tmp/dkms/usr/src/aesloop-$version" ]; then
+if [ "${changelog%-*}" = "$version" ] && [ "$conf" = "$version" ] && [ "$src" = "$tmp/dkms/usr/src/aesloop-$version" ]; then
 	pass one-version
 else
 	fail one-version "Makefile $version, debian/changelog $changelog, dkms.conf $conf, ${src#"$tmp"/dkms}"

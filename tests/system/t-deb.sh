@@ -12,7 +12,9 @@
 . /aesloop/tests/system/lib.sh
 
 kver=$(uname -r)
+# The release, without the package's Debian revision: DKMS's and the module's version.
 version=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
+version=${version%-*}
 for p in aesloop-dkms aesloop-utils; do
 	t_check "installed-$p" sh -c "dpkg-query -W -f '\${Status}' $p | grep -qx 'install ok installed'"
 done
