@@ -432,7 +432,7 @@ item_minutes() {
 	if [ "$full" = 1 ]; then
 		case "$1" in
 		kernel-6.1) echo 135 ;;
-		kernel-7.3) echo 167 ;;
+		kernel-7.3) echo 171 ;;  # with util-linux 2.42's t-keys and t-mount (about 4)
 		kernel-6.12) echo 230 ;;
 		kernel-7.3-rt) echo 210 ;;
 		kernel-*) echo 200 ;;
