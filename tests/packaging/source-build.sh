@@ -1,6 +1,6 @@
 #!/bin/bash
 # covers: source package, Debian packages
-# Usage: tests/packaging/source-build.sh [SUITE...]   (bookworm trixie when none)
+# Usage: tests/packaging/source-build.sh [--next SUITE]... [SUITE...]   (bookworm trixie when none)
 # The Debian source package as a buildd builds it: make source makes it from the checkout,
 # then, for each SUITE, dpkg-buildpackage builds its binary packages in a clean build root of
 # that suite with no network (a network namespace of its own, in which only lo exists).  The
@@ -10,6 +10,9 @@
 # nobody.  Then: both .debs built; lintian (the host's) finds no error or warning in the .dsc
 # and the .debs; the built aesloop-losetup runs in the build root and its --version names
 # aesloop's release; no file of either package is setuid or setgid.
+# --next SUITE: SUITE's packages of the next release too, in build/srcbuild/SUITE-next: the
+# same unpacked source with the Makefile's VERSION and debian/changelog one release on (0.1
+# becomes 0.1.1), for the upgrade test (tests/system/t-upgrade.sh).
 # Needs root (mmdebstrap, chroot, mount, unshare), and the network for the build root and
 # for util-linux's release tarballs (make source), not for the builds.
 set -u
@@ -19,6 +22,11 @@ TAP_PREFIX=source-build/
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
 
+next=" "
+while [ "${1:-}" = --next ]; do
+	next+="${2:?--next needs a SUITE} "
+	shift 2
+done
 [ $# -gt 0 ] || set -- bookworm trixie
 version=$(make -s --no-print-directory -C "$top" version)
 deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
@@ -89,6 +97,42 @@ in_root() {
 	' in_root "$1" "$2" "$3"
 }
 
+# bump_release TREE NEW: TREE's release moved on to NEW, as a maintainer does it: the
+# Makefile's VERSION and a debian/changelog entry on top.
+bump_release() {
+	local tree=$1 new=$2
+	sed -i "s/^VERSION *:= *$version\$/VERSION   := $new/" "$tree/Makefile"
+	grep -qx "VERSION   := $new" "$tree/Makefile" || return 1
+	{
+		printf 'aesloop (%s-1) unstable; urgency=medium\n\n' "$new"
+		printf '  * The next release, for the upgrade test.\n\n'
+		printf ' -- aesloop developers <aesloop@lists.example.org>  %s\n\n' "$(date -R)"
+		cat "$tree/debian/changelog"
+	} >"$tree/debian/changelog.new" && mv "$tree/debian/changelog.new" "$tree/debian/changelog"
+}
+
+# build_next SUITE ROOT WORK ARCH: the next release's packages, built in ROOT as the suite's
+# were, from the same source package unpacked afresh with its release moved on.
+build_next() {
+	local suite=$1 root=$2 work=$3 arch=$4 nver=$version.1 nwork=$log/$1-next f
+	rm -rf "$nwork"
+	mkdir -p "$nwork"
+	for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]* [0-9]* //p' "$dsc") "${dsc##*/}"; do
+		cp "$work/$f" "$nwork/"
+	done
+	chown -R 65534:65534 "$nwork"
+	if in_root "$root" "$nwork" "dpkg-source -x ${dsc##*/} aesloop-$nver" >"$nwork/build.log" 2>&1 &&
+		bump_release "$nwork/aesloop-$nver" "$nver" &&
+		in_root "$root" "$nwork" "cd aesloop-$nver && dpkg-buildpackage -b --no-sign" \
+			>>"$nwork/build.log" 2>&1 &&
+		[ -f "$nwork/aesloop-dkms_$nver-1_all.deb" ] && [ -f "$nwork/aesloop-utils_$nver-1_$arch.deb" ]
+	then
+		pass next-release-built
+	else
+		fail next-release-built "$(tail -n 3 "$nwork/build.log" | paste -sd' ')"
+	fi
+}
+
 for suite in "$@"; do
 	start=$SECONDS
 	TAP_PREFIX=source-build/$suite/
@@ -141,6 +185,7 @@ for suite in "$@"; do
 	else
 		fail no-setuid-setgid "$(echo "$special" | paste -sd' ')"
 	fi
+	[[ $next != *" $suite "* ]] || build_next "$suite" "$root" "$work" "$arch"
 	echo "# $suite: $((SECONDS - start)) s"
 done
 
