@@ -1,9 +1,10 @@
 #!/bin/bash
 # Usage: tests/system/image.sh SUITE[-dracut|-deb]
 # Builds the system test image of Debian SUITE (bookworm or trixie; -dracut: with Debian's
-# dracut instead of initramfs-tools, in build/system/SUITE-dracut; -deb, bookworm only: aesloop
-# from its Debian packages instead, below) and prints the folder that holds it: root.img (ext4, the whole root file system, no partition table), root.tar (the same
-# tree, for tests/system/image-root.sh), vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
+# dracut instead of initramfs-tools, in build/system/SUITE-dracut; -deb: aesloop from its Debian
+# packages instead, below) and prints the folder that holds it: root.img (ext4, the whole root
+# file system, no partition table), root.tar (the same tree, for tests/system/image-root.sh),
+# vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
 #   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
 #             (bookworm: 6.1; trixie: 7.3 from trixie-backports), and tests/system/rootfs (the
@@ -14,10 +15,14 @@
 #             programs on bookworm, 2.41's on trixie) and make install-boot (the initramfs
 #             hook, the fstab generator), then update-initramfs.  Rebuilt when
 #             what is installed changes.  -deb: the base also has dkms and the kernel's headers,
-#             and the headers of a second kernel (6.12) downloaded, not installed; root.img is
-#             the base after "apt-get install ./aesloop-dkms_*.deb ./aesloop-utils_*.deb" (make
-#             deb's; DKMS builds loop.ko for the kernel), then dpkg -i of those second headers
-#             (DKMS builds it again, for 6.12): the guest's tests/system/t-deb.sh checks both.
+#             and the headers of a second kernel downloaded, not installed (bookworm:
+#             bookworm-security's 6.12; trixie: trixie's own 6.12); root.img is the base after
+#             "apt-get install ./aesloop-dkms_*.deb ./aesloop-utils_*.deb" (DKMS builds loop.ko
+#             for the kernel), then dpkg -i of those second headers (DKMS builds it again): the
+#             guest's tests/system/t-deb.sh checks both.  The packages are the suite's own:
+#             bookworm's from make deb on this bookworm host (build/deb), trixie's from the
+#             source package built in a trixie build root (tests/packaging/source-build.sh
+#             trixie, build/srcbuild/trixie).
 # mke2fs -d makes the file system from a folder: nothing is mounted on this host.  Needs root.
 set -euo pipefail
 
@@ -58,17 +63,23 @@ kver=$("$top/tests/vm/kernel.sh" "$kseries") || die "kernel.sh $kseries failed"
 ktree="$top/build/kernel/$kver/lib/modules/$kver/build"
 # The packaged image: DKMS needs a kernel's headers; a second kernel's (bookworm-security's 6.12)
 # come later, as when a user installs another kernel.
-deb_extra=() kver2=
+deb_extra=() headers2='' debs_dir=''
 if [ "$flavour" = deb ]; then
-	[ "$suite" = bookworm ] || die "the -deb image is bookworm's only"
-	kver2=$("$top/tests/vm/kernel.sh" 6.12) || die "kernel.sh 6.12 failed"
+	case "$suite" in
+	bookworm)
+		kver2=$("$top/tests/vm/kernel.sh" 6.12) || die "kernel.sh 6.12 failed"
+		headers2=linux-headers-$kver2 debs_dir=build/deb
+		;;
+	# trixie's own kernel, while the image boots 7.3 from backports.
+	trixie) headers2=linux-headers-amd64/trixie debs_dir=build/srcbuild/trixie ;;
+	esac
 	deb_extra=(dkms "linux-headers-$kver")
 fi
 kernel2_hook=()
 # shellcheck disable=SC2016 # mmdebstrap's shell expands $1, the root
-[ -z "$kver2" ] || kernel2_hook=(--customize-hook='mkdir -p "$1/var/cache/aesloop-kernel2/partial"'
+[ -z "$headers2" ] || kernel2_hook=(--customize-hook='mkdir -p "$1/var/cache/aesloop-kernel2/partial"'
 	--customize-hook="chroot \"\$1\" apt-get install -y -q --download-only \
-		-o Dir::Cache::archives=/var/cache/aesloop-kernel2 linux-headers-$kver2")
+		-o Dir::Cache::archives=/var/cache/aesloop-kernel2 $headers2")
 
 out="$top/build/system/$name"
 mkdir -p "$out"
@@ -112,7 +123,7 @@ make_base() {
 	echo "$base_key" >"$out/base.key"
 }
 base_key=$({
-	echo "$suite $kver ${packages[*]} $sources $kver2"
+	echo "$suite $kver ${packages[*]} $sources $headers2"
 	declare -f make_base
 	cat "$top/tests/system/fstab"
 	(cd "$top/tests/system/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
@@ -122,10 +133,15 @@ if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.
 fi
 
 if [ "$flavour" = deb ]; then
-	# What apt installs: make deb's packages (check.sh makes them first).
-	debs=("$top"/build/deb/aesloop-dkms_*_all.deb "$top"/build/deb/aesloop-utils_*_amd64.deb)
+	# What apt installs: the suite's packages (check.sh makes them first).
+	deb_version=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
+	debs=("$top/$debs_dir/aesloop-dkms_${deb_version}_all.deb"
+		"$top/$debs_dir/aesloop-utils_${deb_version}_amd64.deb")
 	if [ ! -f "${debs[0]}" ] || [ ! -f "${debs[1]}" ]; then
-		die "no packages in build/deb: run make deb first"
+		case "$suite" in
+		bookworm) die "no packages in build/deb: run make deb first" ;;
+		*) die "no packages in $debs_dir: run tests/packaging/source-build.sh $suite first" ;;
+		esac
 	fi
 	img_key=$({
 		echo "$base_key deb"

@@ -27,6 +27,8 @@ Options:
               missing, kept as the guest left it
   -I FILE     boot this initramfs (e.g. one the guest made and left in the share) instead
               of the image's
+  -B FILE     the loop.ko the boot must load has the ELF build id in FILE (hex; e.g. one
+              a package upgrade in the guest installed and left in the share), not the image's
   -a FILE     answer the console: lines "TEXT<TAB>REPLY" (# comments); when TEXT has appeared on the
               console as many times as it has in the file so far, REPLY and Enter are
               typed (REPLY @passphrase: the image's passphrase)
@@ -58,17 +60,19 @@ suite=bookworm
 variant=
 overlay=
 initrd_file=
+buildid_file=
 extra_disk=
 dmesg_expect=()
 answers=
 rescue=0
-while getopts "s:i:o:d:I:a:k:R$runner_optstring" opt; do
+while getopts "s:i:o:d:I:B:a:k:R$runner_optstring" opt; do
 	case "$opt" in
 	s) suite=$OPTARG ;;
 	i) variant=$OPTARG ;;
 	o) overlay=$OPTARG ;;
 	d) extra_disk=$OPTARG ;;
 	I) initrd_file=$OPTARG ;;
+	B) buildid_file=$OPTARG ;;
 	a) answers=$OPTARG ;;
 	k)
 		[[ "$OPTARG" =~ ^[A-Za-z0-9_.-]+=. ]] || die "-k needs NAME=REGEX"
@@ -82,7 +86,7 @@ shift $((OPTIND - 1))
 runner_check_options 256 "$@"
 shift
 
-for f in "$initrd_file" "$answers"; do
+for f in "$initrd_file" "$buildid_file" "$answers"; do
 	[ -z "$f" ] || [ -f "$f" ] || die "$f: no such file"
 done
 [ -z "$overlay" ] || overlay=$(realpath -m "$overlay")
@@ -123,7 +127,7 @@ share="$top/build/vm/share"
 mkdir -p "$share"
 
 {
-	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$(cat "$image/module-buildid")"
+	printf 'AESLOOP_MODULE_BUILDID=%q\n' "$(cat "${buildid_file:-$image/module-buildid}")"
 	runner_job_lines "$@"
 } >"$rundir/job"
 

@@ -12,6 +12,11 @@
 . /aesloop/tests/system/lib.sh
 
 kver=$(uname -r)
+# The kernel's own loop.ko, from its package's file list (linux-image's, or linux-modules'
+# from 7.x on): trixie's DKMS archives it while aesloop's is installed ("Found pre-existing
+# ..., archiving for uninstallation") and puts it back on removal; bookworm's leaves it.
+stock_pkg_ko=$(dpkg -S "*/modules/$kver/kernel/drivers/block/loop.ko*" 2>/dev/null |
+	sed -n '1s/^[^:]*: //p')
 # The release, without the package's Debian revision: DKMS's and the module's version.
 version=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
 version=${version%-*}
@@ -109,7 +114,7 @@ else
 fi
 sed 's/^/    | /' /tmp/t-deb-remove.log
 t_expect_eq no-dkms-module-left "" "$(find /lib/modules -path '*/updates/dkms/loop.ko*')"
-t_expect_eq modprobe-finds-stock "$stock_ko" "$(modinfo -n loop)"
+t_expect_eq modprobe-finds-stock "$(realpath -m "$stock_pkg_ko")" "$(realpath -m "$(modinfo -n loop)")"
 t_check unload-aesloop unload_loop
 t_check modprobe-loads-stock sh -c 'modprobe loop && [ -d /sys/module/loop ] &&
 	[ ! -e /sys/module/loop/parameters/aes_impl ]'

@@ -1,8 +1,9 @@
 #!/bin/bash
 # covers: fstab generator, fstab, mount, swap, gpg key file, passphrase prompt, deferred detach
 # System suite: encrypted fstab lines and swap under systemd, on the stock Debian mount and
-# swapon (boot/systemd/aesloop-fstab-generator, installed with make install-boot).  Two boots
-# of one disk (run.sh -o, and -d for the second disk /dev/vdb):
+# swapon (boot/systemd/aesloop-fstab-generator, installed with make install-boot or the
+# aesloop-utils package).  Two boots of one disk (run.sh -o, and -d for the second disk
+# /dev/vdb):
 #   t-fstab.sh first NAME  makes the volumes (on /dev/vdb's partitions and in a file on the
 #                          root, AES128 passphrase and AES256 v3 gpg key), writes their
 #                          lines into /etc/fstab, checks the units the generator makes,
@@ -27,6 +28,12 @@ pass_data='fstab data passphrase, twenty or more'
 pass_gpg='gpg key file passphrase of the test'
 state=/var/lib/aesloop-test
 swap_part=/dev/disk/by-partlabel/aesloop-swap
+# aesloop's losetup and mount: make install-tools installs them as aesloop-losetup and
+# aesloop-mount, linked from losetup and mount in /usr/local/sbin (first in root's PATH); the
+# aesloop-utils package only as aesloop-losetup and aesloop-mount, beside util-linux's own.
+aes_losetup=$(command -v aesloop-losetup)
+aes_mount=mount
+! dpkg-query -W aesloop-utils >/dev/null 2>&1 || aes_mount=aesloop-mount
 
 agent_pid=
 start_agent() {
@@ -47,7 +54,7 @@ source_of() { findmnt -n -o SOURCE "$1"; }
 # shellcheck disable=SC2317 # called through t_check
 said() { dmesg | grep -v 'aesloop-test: ' | grep -qF -- "$1"; }
 # shellcheck disable=SC2317
-encrypted() { losetup "$1" 2>/dev/null | grep -q 'encryption='; }
+encrypted() { "$aes_losetup" "$1" 2>/dev/null | grep -q 'encryption='; }
 # Waits (generously: a minute) for what systemd or the last close does on its own.
 # shellcheck disable=SC2317 # called through t_check
 wait_until() {
@@ -79,11 +86,11 @@ diag_loop4() {
 case "$phase" in
 first)
 	t_check partition-disk sh -c 'printf "label: gpt\nsize=32MiB, name=aesloop-swap\nname=aesloop-data\n" | sfdisk -q /dev/vdb && udevadm settle && test -b /dev/disk/by-partlabel/aesloop-data'
-	t_check make-data sh -c "printf '%s\n' '$pass_data' | losetup -e AES128 -p 0 /dev/loop7 /dev/disk/by-partlabel/aesloop-data && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
+	t_check make-data sh -c "printf '%s\n' '$pass_data' | $aes_losetup -e AES128 -p 0 /dev/loop7 /dev/disk/by-partlabel/aesloop-data && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
 	mkdir -p "$state" /etc/aesloop-test /mnt/auto /mnt/gpg /run/aesloop-test/gnupg
 	chmod 0700 /run/aesloop-test/gnupg
 	t_check make-gpg-key bash -c "head -c 3000 /dev/urandom | base64 -w 45 | head -n 65 | gpg --homedir /run/aesloop-test/gnupg --batch --quiet --pinentry-mode loopback --passphrase-fd 3 --symmetric --cipher-algo AES256 -o /etc/aesloop-test/data.gpg 3<<<'$pass_gpg'"
-	t_check make-gpg-volume sh -c "truncate -s 64M $state/data.aes && printf '%s\n' '$pass_gpg' | losetup -e AES256 -K /etc/aesloop-test/data.gpg -G /run/aesloop-test/gnupg -p 0 /dev/loop7 $state/data.aes && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
+	t_check make-gpg-volume sh -c "truncate -s 64M $state/data.aes && printf '%s\n' '$pass_gpg' | $aes_losetup -e AES256 -K /etc/aesloop-test/data.gpg -G /run/aesloop-test/gnupg -p 0 /dev/loop7 $state/data.aes && mkfs.ext4 -q /dev/loop7 && losetup -d /dev/loop7"
 	cat >>/etc/fstab <<EOF
 # t-fstab: encrypted swap, a volume mounted at boot, one on demand (loop-AES's options)
 PARTLABEL=aesloop-swap	none	swap	sw,loop=/dev/loop6,encryption=AES128,phash=random	0 0
@@ -115,7 +122,7 @@ EOF
 	t_expect_eq gpg-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
 	t_check auto-wrong-refused said 'aesloop-fstab: no ext4 file system on /dev/loop5: wrong passphrase or key (attempt 1 of 3)'
 	t_check gpg-wrong-refused said 'aesloop-fstab: losetup /dev/loop4 failed (exit 1; attempt 1 of 3)'
-	t_check gpg-multi-key sh -c 'losetup /dev/loop4 | grep -q "multi-key-v3"'
+	t_check gpg-multi-key sh -c "$aes_losetup /dev/loop4 | grep -q multi-key-v3"
 	stop_agent
 	t_check start-swap systemctl start dev-loop6.swap
 	t_check swap-on-loop6 sh -c 'swapon --show=NAME --noheadings | grep -qx /dev/loop6'
@@ -168,10 +175,10 @@ again)
 	t_check umount-stops-setup wait_until inactive aesloop-loop4.service || diag_loop4
 	t_check umount-detached detached /dev/loop4
 
-	# By hand, with aesloop's mount (root's PATH) and no terminal: it asks systemd's agents;
+	# By hand, with aesloop's mount ($aes_mount) and no terminal: it asks systemd's agents;
 	# systemd leaves the mount alone, and umount detaches it (autoclear).
 	start_agent "Passphrase for $state/data.aes	$pass_gpg"
-	t_check mount-by-hand mount /mnt/gpg
+	t_check mount-by-hand "$aes_mount" /mnt/gpg
 	stop_agent
 	t_expect_eq by-hand-on-loop4 /dev/loop4 "$(source_of /mnt/gpg)"
 	t_check by-hand-file-kept cmp /mnt/gpg/before-reboot "$expect"
@@ -185,7 +192,7 @@ again)
 	# ask for the passphrase with no agent to answer, for ever (TimeoutStartSec=infinity).
 	start_agent "Passphrase for $state/data.aes	$pass_gpg"
 	set_up=0
-	t_check losetup-by-hand losetup -F /dev/loop4 && set_up=1
+	t_check losetup-by-hand "$aes_losetup" -F /dev/loop4 && set_up=1
 	stop_agent
 	if [ "$set_up" = 1 ]; then
 		t_check start-after-losetup systemctl start mnt-gpg.mount
@@ -220,10 +227,10 @@ again)
 	systemctl reset-failed
 
 	# Without aesloop's losetup (a broken install): the unit fails and says why.
-	mount --bind /bin/true /usr/local/sbin/aesloop-losetup
+	mount --bind /bin/true "$aes_losetup"
 	t_expect_fail broken-install-fails '' systemctl start mnt-gpg.mount
-	umount /usr/local/sbin/aesloop-losetup
-	t_check broken-install-said-why said "aesloop-fstab: /usr/local/sbin/aesloop-losetup is not aesloop's losetup"
+	umount "$aes_losetup"
+	t_check broken-install-said-why said "aesloop-fstab: $aes_losetup is not aesloop's losetup"
 	t_check gpg-not-mounted sh -c '! findmnt /mnt/gpg >/dev/null && ! losetup /dev/loop4 >/dev/null 2>&1'
 	systemctl reset-failed
 	rm -f "$expect"

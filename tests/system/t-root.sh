@@ -49,7 +49,7 @@ fi
 t_expect_eq aes-path-now "$impl" "$(cat /sys/module/loop/parameters/aes_impl)"
 t_expect_eq module-loaded-once 1 "$(grep -c 'aesloop driver loaded' /run/aesloop-test/dmesg)"
 t_expect_eq root-source /dev/loop0 "$(findmnt -n -o SOURCE /)"
-t_check root-encrypted sh -c 'losetup -a | grep "^/dev/loop0: " | grep -q "encryption="'
+t_check root-encrypted sh -c 'aesloop-losetup -a | grep "^/dev/loop0: " | grep -q "encryption="'
 t_expect_fail root-detach-refused 'busy' losetup -d /dev/loop0
 t_check root-still-there sh -c 'findmnt -n -o SOURCE / | grep -qx /dev/loop0 && losetup /dev/loop0 >/dev/null'
 t_check root-writable touch /var/lib/aesloop-test-writable
