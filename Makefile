@@ -42,10 +42,11 @@
 #   make manifest        make dist, then its DIST line in the Gentoo overlay's Manifests
 #   make clean           what the builds made in the checkout (not build/'s caches)
 #   make demo            try aesloop in a throw-away VM: an encrypted ext4 on an aesloop device
-#   make check           what CI runs: every test (tests/check.sh)
-#                        (the VM suites on 6.1 and 7.3 and a smoke set on 6.12
-#                        and 7.3-rt)
+#   make check           what CI runs (tests/check.sh; tests/README.md says what)
+#                        (the VM suites on 6.1 and 7.3, each once where both would
+#                        run the same code, a smoke set on 6.12, 7.3-rt's loop.ko)
 #   make check-full      every VM suite on all four kernels, every system image
+#                        (and the benchmark, and make check-source)
 #   make check-source    the source package built offline, as a buildd does, for bookworm
 #                        and trixie (clean build roots; tests/packaging/source-build.sh)
 #   make check-host      the host tests (also under ASan and UBSan), no VM
