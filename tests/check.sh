@@ -487,7 +487,7 @@ item_minutes() {
 		system-trixie) echo 400 ;;
 		system-bookworm-dracut) echo 300 ;;
 		system-bookworm-deb) echo 103 ;;
-		system-trixie-deb) echo 700 ;;  # a guess: its image, five boots and the upgrade's two
+		system-trixie-deb) echo 800 ;;  # its image, t-deb, t-fstab's and t-root's two boots each, t-upgrade's 41 minutes
 		*) echo 300 ;;
 		esac
 		return
