@@ -97,6 +97,16 @@ in_root() {
 	' in_root "$1" "$2" "$3"
 }
 
+# copy_source FROM TO: the source package (the .dsc and the files it lists) from FROM into
+# TO, owned by nobody, who builds it.
+copy_source() {
+	local f
+	for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]* [0-9]* //p' "$dsc") "${dsc##*/}"; do
+		cp "$1/$f" "$2/" || return 1
+	done
+	chown -R 65534:65534 "$2"
+}
+
 # bump_release TREE NEW: TREE's release moved on to NEW, as a maintainer does it: the
 # Makefile's VERSION and a debian/changelog entry on top.
 bump_release() {
@@ -117,10 +127,7 @@ build_next() {
 	local suite=$1 root=$2 work=$3 arch=$4 nver=$version.1 nwork=$log/$1-next f
 	rm -rf "$nwork"
 	mkdir -p "$nwork"
-	for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]* [0-9]* //p' "$dsc") "${dsc##*/}"; do
-		cp "$work/$f" "$nwork/"
-	done
-	chown -R 65534:65534 "$nwork"
+	copy_source "$work" "$nwork"
 	if in_root "$root" "$nwork" "dpkg-source -x ${dsc##*/} aesloop-$nver" >"$nwork/build.log" 2>&1 &&
 		bump_release "$nwork/aesloop-$nver" "$nver" &&
 		in_root "$root" "$nwork" "cd aesloop-$nver && dpkg-buildpackage -b --no-sign" \
@@ -145,10 +152,7 @@ for suite in "$@"; do
 	fi
 	pass build-root
 	# The source package as dget would give it.
-	for f in $(sed -n '/^Files:/,/^[^ ]/s/^ [0-9a-f]* [0-9]* //p' "$dsc") "${dsc##*/}"; do
-		cp "$top/build/source/$f" "$work/"
-	done
-	chown -R 65534:65534 "$work"
+	copy_source "$top/build/source" "$work"
 	if in_root "$root" "$work" "dpkg-source -x ${dsc##*/} aesloop-$version &&
 		cd aesloop-$version && dpkg-buildpackage -b --no-sign" >"$work/build.log" 2>&1; then
 		pass dpkg-buildpackage-offline
