@@ -72,6 +72,16 @@
  *                                       more opening, reading, writing and
  *                                       closing all of those devices; the
  *                                       DEVs exist again at the end
+ *   lo-ioctl sysfs-race DEV FILE ROUNDS PROGRESS  one process attaches
+ *                                       FILE to DEV (LOOP_CONFIGURE) and
+ *                                       detaches it (LOOP_CLR_FD), each on an
+ *                                       open of its own as losetup does,
+ *                                       ROUNDS times, while another reads
+ *                                       DEV's loop/backing_file until it is
+ *                                       done; each attach, detach and read
+ *                                       appends a byte to PROGRESS; exits 2
+ *                                       if a read found the file there but
+ *                                       empty
  *   lo-ioctl dio-write DEV FILE SHIFT   write FILE to the start of DEV with
  *                                       one O_DIRECT pwrite from a buffer
  *                                       SHIFT bytes past a page boundary (a
@@ -207,10 +217,10 @@ static int parse_opts(int argc, char **argv, struct loop_config *cfg,
 	return 0;
 }
 
-/* An unexpected errno of ctl-race: counted once, and said. */
+/* An unexpected errno of a race: counted once, and said. */
 static int report(const char *what, int e)
 {
-	fprintf(stderr, "lo-ioctl: ctl-race: %s: %s\n", what, strerror(e));
+	fprintf(stderr, "lo-ioctl: %s: %s\n", what, strerror(e));
 	return 1;
 }
 
@@ -435,6 +445,87 @@ static int bind_race(int index, const char *file, long rounds)
 	}
 	printf("bind-race: %ld rounds; %ld unexpected errors\n", rounds, bad);
 	return bad ? 1 : 0;
+}
+
+/* sysfs-race's binder: ROUNDS attaches and detaches of FILE on DEV. */
+static int sysfs_bind(const char *dev, const char *file, long rounds, int pfd)
+{
+	struct loop_config cfg;
+	long r, bad = 0;
+	int fd, ffd;
+
+	ffd = open(file, O_RDWR);
+	if (ffd < 0)
+		return fail(file);
+	for (r = 0; r < rounds; r++) {
+		fd = open(dev, O_RDWR);
+		if (fd < 0)
+			return fail(dev);
+		memset(&cfg, 0, sizeof(cfg));
+		cfg.fd = ffd;
+		if (ioctl(fd, LOOP_CONFIGURE, &cfg) < 0)
+			bad += report("LOOP_CONFIGURE", errno);
+		close(fd);
+		if (write(pfd, ".", 1) != 1)
+			return fail("progress");
+		fd = open(dev, O_RDWR);
+		if (fd < 0)
+			return fail(dev);
+		if (ioctl(fd, LOOP_CLR_FD, 0) < 0)
+			bad += report("LOOP_CLR_FD", errno);
+		close(fd);
+		if (write(pfd, ".", 1) != 1)
+			return fail("progress");
+	}
+	return bad ? 1 : 0;
+}
+
+/*
+ * sysfs-race: the loop/ group of DEV against attach and detach.  The group
+ * is there only while a file is bound; util-linux reads a device with the
+ * group as in use and takes the binding from backing_file, so a read that
+ * opens it must never find it empty.
+ */
+static int sysfs_race(const char *dev, const char *file, long rounds,
+		      const char *progress)
+{
+	const char *name = strrchr(dev, '/') ? strrchr(dev, '/') + 1 : dev;
+	long reads = 0, found = 0, empty = 0;
+	int pfd, sfd, status;
+	char path[96], buf[4096];
+	ssize_t n;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file", name);
+	pfd = open(progress, O_WRONLY | O_APPEND);
+	if (pfd < 0)
+		return fail(progress);
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0)
+		_exit(sysfs_bind(dev, file, rounds, pfd));
+	while (waitpid(pid, &status, WNOHANG) == 0) {
+		reads++;
+		sfd = open(path, O_RDONLY);
+		if (sfd >= 0) {
+			found++;
+			n = read(sfd, buf, sizeof(buf));
+			/* An error is the group going away under the reader. */
+			if (n == 0 || (n == 1 && buf[0] == '\n'))
+				empty++;
+			close(sfd);
+		}
+		if (write(pfd, ".", 1) != 1)
+			return fail("progress");
+	}
+	printf("sysfs-race: %ld rounds; %ld reads, %ld with the group there, %ld empty\n",
+	       rounds, reads, found, empty);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "lo-ioctl: sysfs-race: the binder failed\n");
+		return 1;
+	}
+	return empty ? 2 : 0;
 }
 
 static unsigned long long fuzz_state;
@@ -817,6 +908,8 @@ int main(int argc, char **argv)
 	if (!strcmp(cmd, "fuzz-mt") && argc >= 7 && argc <= 6 + 12)
 		return fuzz_mt(strtoull(argv[2], NULL, 0), strtol(argv[3], NULL, 0),
 			       atoi(argv[4]), argv[5], argv + 6, argc - 6);
+	if (!strcmp(cmd, "sysfs-race") && argc == 6)
+		return sysfs_race(argv[2], argv[3], strtol(argv[4], NULL, 0), argv[5]);
 	if (!strcmp(cmd, "dio-write") && argc == 5)
 		return dio_write(argv[2], argv[3], strtoul(argv[4], NULL, 0));
 	if (argc < 3)
