@@ -1,5 +1,6 @@
 #!/bin/bash
 # Usage: tests/vm/kmake.sh KVER MAKE-ARGUMENTS...
+#        tests/vm/kmake.sh KVER      only make the build root ready (fetched ahead of the builds)
 # Runs make (from the top of the checkout) for an out-of-tree build against the kernel tree
 # KVER that kernel.sh unpacked, with that kernel's compiler.  Debian builds each kernel with
 # its distribution's gcc (bookworm: gcc-12, trixie: gcc-14), and its kbuild helpers (modpost,
@@ -16,7 +17,7 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 say() { echo "kmake.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -ge 1 ] || die "usage: $0 KVER MAKE-ARGUMENTS..."
+[ $# -ge 1 ] || die "usage: $0 KVER [MAKE-ARGUMENTS...]"
 kver=$1
 shift
 tree="$top/build/kernel/$kver"
@@ -48,6 +49,7 @@ checkout_lock() {
 
 cd "$top"
 if command -v "$cross$compiler" >/dev/null; then
+	[ $# -gt 0 ] || exit 0
 	checkout_lock
 	exec make "$@"
 fi
@@ -84,6 +86,7 @@ if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 	fi
 	exec 8>&-
 fi
+[ $# -gt 0 ] || exit 0
 
 checkout_lock
 # A private mount namespace: the bind mounts vanish with the command, whatever happens.
