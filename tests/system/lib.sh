@@ -3,6 +3,14 @@
 
 no_loop_left() { [ -z "$(losetup -a)" ]; }
 
+# installed_release: the aesloop release the packages installed, without the Debian revision:
+# DKMS's version and the module's (/sys/module/loop/version).
+installed_release() {
+	local v
+	v=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
+	echo "${v%-*}"
+}
+
 # The aes_impl names loop.ko may pick on this CPU: a hardware path with AES-NI, else generic.
 aes_impl_want_re() {
 	if t_cpu_has aes; then

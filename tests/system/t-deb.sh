@@ -17,9 +17,7 @@ kver=$(uname -r)
 # ..., archiving for uninstallation") and puts it back on removal; bookworm's leaves it.
 stock_pkg_ko=$(dpkg -S "*/modules/$kver/kernel/drivers/block/loop.ko*" 2>/dev/null |
 	sed -n '1s/^[^:]*: //p')
-# The release, without the package's Debian revision: DKMS's and the module's version.
-version=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
-version=${version%-*}
+version=$(installed_release)
 for p in aesloop-dkms aesloop-utils; do
 	t_check "installed-$p" sh -c "dpkg-query -W -f '\${Status}' $p | grep -qx 'install ok installed'"
 done

@@ -27,12 +27,6 @@ name=${2:?usage: t-upgrade.sh first|again NAME [DEBS]}
 pass_data='upgrade data passphrase, twenty or more'
 state=/var/lib/aesloop-test
 kver=$(uname -r)
-# The installed release, without the package's Debian revision: DKMS's and the module's.
-installed() {
-	local v
-	v=$(dpkg-query -W -f '${Version}' aesloop-dkms 2>/dev/null)
-	echo "${v%-*}"
-}
 # build_id KO: the ELF build id of a module file, compressed or not (DKMS may compress it).
 build_id() {
 	case "$1" in
@@ -46,7 +40,7 @@ build_id() {
 mkdir -p /run/aesloop-test "$state"
 
 # Both phases: the root is aesloop's, set up by the initramfs, under the release installed.
-version=$(installed)
+version=$(installed_release)
 t_expect_eq loaded-is-installed "$version" "$(cat /sys/module/loop/version 2>/dev/null)"
 t_check root-on-loop0 sh -c 'findmnt -n -o SOURCE / | grep -qx /dev/loop0'
 t_check root-encrypted sh -c 'aesloop-losetup /dev/loop0 | grep -q "encryption="'
@@ -74,14 +68,15 @@ EOF
 	mkdir -p /var/cache/aesloop-next
 	cp "$debs"/aesloop-dkms_*_all.deb "$debs"/aesloop-utils_*_amd64.deb /var/cache/aesloop-next/
 	t_log "apt-get install of $(cd /var/cache/aesloop-next && echo ./*.deb)"
-	if DEBIAN_FRONTEND=noninteractive apt-get install -y -q /var/cache/aesloop-next/*.deb \
-		>/run/aesloop-test/upgrade.log 2>&1; then
+	# Shown as it goes: DKMS's two builds and the initramfs take most of this boot.
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q /var/cache/aesloop-next/*.deb 2>&1 |
+		tee /run/aesloop-test/upgrade.log | sed 's/^/    | /'
+	if [ "${PIPESTATUS[0]}" = 0 ]; then
 		t_pass upgrade
 	else
 		t_fail upgrade "apt-get install failed: $(tail -n 3 /run/aesloop-test/upgrade.log | paste -sd' ')"
 	fi
-	sed 's/^/    | /' /run/aesloop-test/upgrade.log
-	next=$(installed)
+	next=$(installed_release)
 	t_check moved-on sh -c "[ '$next' != '$version' ] && dpkg --compare-versions '$next' gt '$version'"
 
 	# DKMS: the new release built for both kernels, the old one gone.
