@@ -18,6 +18,11 @@
 #               swapoff of one still open elsewhere: exit 0, a notice, the
 #               detach at the last close
 #   refuse-*    bad key data or options: mount fails, nothing left attached
+#   twice-*, setup-*  one file, one device: a second encrypted mount of a
+#               mounted volume, and loop= naming a plain device on the file,
+#               are refused (as the stock mount refuses an overlapping loop),
+#               before any passphrase is asked; a failed encrypted mount of a
+#               loop device leaves that device bound
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
@@ -218,3 +223,52 @@ t_expect_fail refuse-pseed-without-encryption 'need encryption=' \
 t_expect_fail refuse-random-without-type 'needs a read-write mount and a file system type' \
 	"$mount" -o loop,encryption=AES128,phash=random "$img" /mnt/m
 nothing_attached "$img" refuse-nothing-attached
+
+# One file, one loop device: two devices bound to one file, each with its own cache, would
+# corrupt it.  A second encrypted mount of a mounted volume is refused, as the stock mount
+# refuses an overlapping loop, and before the passphrase is asked (none is given here).
+img=$work/twice.img
+if make_fs twice "$img" -e AES128 -p 0; then
+	mkdir -p /mnt/t2
+	if t_check twice-first bash -c "'$mount' -p 3 -o loop,encryption=AES128 '$img' /mnt/m 3<'$work/pass'"; then
+		t_expect_fail refuse-twice 'overlapping loop device' \
+			"$mount" -o loop,encryption=AES128 "$img" /mnt/t2 </dev/null
+		t_expect_eq twice-one-device 1 "$(losetup.stock -j "$img" | wc -l)"
+		umount /mnt/t2 2>/dev/null
+		t_expect_eq twice-first-intact twice "$(cat /mnt/m/marker 2>/dev/null)"
+		umount /mnt/m
+	fi
+	nothing_attached "$img" twice-nothing-left
+	# loop= naming a plain device bound to the volume: not the encrypted one "set up
+	# already" (its ciphertext would be mounted as it is), and the device stays as it was.
+	plain=$(losetup.stock -f --show "$img")
+	t_expect_fail refuse-setup-plain 'overlapping loop device' \
+		"$mount" -o loop="$plain",encryption=AES128 "$img" /mnt/m </dev/null
+	t_expect_eq setup-plain-still-bound "$img" "$(cat "/sys/block/${plain#/dev/}/loop/backing_file" 2>/dev/null)"
+	umount /mnt/m 2>/dev/null
+	losetup.stock -d "$plain"
+fi
+
+# encryption with no value: refused, not a plain mount of the file.
+t_expect_fail refuse-encryption-no-value 'encryption= needs a value' \
+	"$mount" -t ext4 -o loop,encryption "$work/plain.img" /mnt/m
+umount /mnt/m 2>/dev/null
+nothing_attached "$work/plain.img" refuse-encryption-no-value-nothing-attached
+
+# A loop device as the source of an encrypted mount that fails (its key file is missing):
+# that device, the user's, stays bound.  X-mount.noloop (util-linux 2.40 and later) with
+# encryption=: refused, not the device mounted as it is.
+plain=$(losetup.stock -f --show "$work/plain.img")
+t_expect_fail refuse-missing-key-of-loop-source 'missing' \
+	"$mount" -t ext4 -o encryption=AES128,cleartextkey="$work/missing" "$plain" /mnt/m
+t_expect_eq loop-source-still-bound "$work/plain.img" "$(cat "/sys/block/${plain#/dev/}/loop/backing_file" 2>/dev/null)"
+umount /mnt/m 2>/dev/null
+if ! "$mount" --version | grep -q ' 2\.38'; then
+	t_expect_fail refuse-noloop-encryption 'X-mount.noloop' \
+		"$mount" -t ext4 -o X-mount.noloop,encryption=AES256,cleartextkey="$vectors/keys65.txt" "$plain" /mnt/m
+	umount /mnt/m 2>/dev/null
+else
+	t_skip refuse-noloop-encryption "util-linux 2.38 has no X-mount.noloop"
+fi
+losetup.stock -d "$plain"
+nothing_attached "$work/plain.img" loop-source-nothing-left
