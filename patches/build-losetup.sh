@@ -1,7 +1,10 @@
 #!/bin/bash
 # Builds util-linux's losetup, mount, swapon and swapoff with the aesloop
 # patches, as BUILD_DIR/bin/losetup, BUILD_DIR/bin/mount, BUILD_DIR/bin/swapon
-# and BUILD_DIR/bin/swapoff.
+# and BUILD_DIR/bin/swapoff; and umount (unchanged but for the patched libmount
+# it links) as BUILD_DIR/test-bin/umount, which nothing installs: util-linux's
+# own tests of mount need the umount of the same release
+# (tests/system/t-ul-upstream.sh).
 #
 #   patches/build-losetup.sh BUILD_DIR [SERIES]
 #   patches/build-losetup.sh --fetch BUILD_DIR [SERIES]
@@ -214,15 +217,16 @@ env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL CPPFLAGS="$cppflags" make -C "$top" -s -
 
 # --- 4. build, install, check ----------------------------------------------
 programs=(losetup mount swapon swapoff)
-echo "build-losetup.sh: building ${programs[*]}"
+test_programs=(umount)
+echo "build-losetup.sh: building ${programs[*]} (and ${test_programs[*]} for util-linux's tests)"
 # LIBS (empty in util-linux's configure) adds our archive, the tree's
 # libmount (which lib/ parses options and fstab with; losetup
 # does not link it of its own) and libcrypto to every link; the archive is
 # not a make prerequisite, so always relink, and libmount is built first.
-(cd "$src" && rm -f "${programs[@]}")
+(cd "$src" && rm -f "${programs[@]}" "${test_programs[@]}")
 make -C "$src" -j"$jobs" libmount.la "${no_autotools[@]}" >"$work/make.log" 2>&1 ||
 	{ tail -n 30 "$work/make.log" >&2; die "make libmount.la failed (see $work/make.log)"; }
-make -C "$src" -j"$jobs" "${programs[@]}" \
+make -C "$src" -j"$jobs" "${programs[@]}" "${test_programs[@]}" \
 	"LIBS=$obj/libaesloop.a $src/libmount.la -lcrypto" \
 	"${no_autotools[@]}" \
 	>>"$work/make.log" 2>&1 ||
@@ -243,5 +247,8 @@ for p in "${programs[@]}"; do
 	[ -z "$libs" ] || die "$p needs more than glibc and libcrypto: $libs"
 	install -D -m 0755 "$src/$p" "$build/bin/$p"
 done
+for p in "${test_programs[@]}"; do
+	install -D -m 0755 "$src/$p" "$build/test-bin/$p"
+done
 echo "$ul_series" >"$series_mark"
-echo "build-losetup.sh: installed ${programs[*]} in $build/bin (util-linux $version + aesloop)"
+echo "build-losetup.sh: installed ${programs[*]} in $build/bin, ${test_programs[*]} in $build/test-bin (util-linux $version + aesloop)"
