@@ -31,19 +31,33 @@ log=$top/build/check
 stage "Dependencies"
 step setup-deps tests/deps.sh || exit 1
 
-# The guest kernels (tests/vm/kernel.sh: downloads and unpacking) and the build roots their
-# modules are built in (kmake.sh), fetched beside the builds and host tests, which leave the
-# network idle: the kernel stage then finds them ready.  kernel.sh and kmake.sh lock what
-# they make, and the kernel stage's own calls report any failure.
+# The guest kernels (tests/vm/kernel.sh: downloads and unpacking), the build roots their
+# modules are built in (kmake.sh) and the system images' Debian layer (image.sh --base:
+# mmdebstrap), fetched beside the builds and host tests, which leave the network idle: the
+# kernel stage and the lanes then find them ready.  kernel.sh, kmake.sh and image.sh lock
+# what they make, and the later calls report any failure.
 kseries=${KSERIES-6.1 7.3 6.12 7.3-rt}
+# The system images (system_suites, below, says what each is for).
+full=${FULL:-0}
+default_systems="bookworm trixie bookworm-deb"
+[ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut bookworm-deb-dracut trixie-deb"
+systems=${SYSTEMS-$default_systems}
 prefetch_kernels() {
 	local kser kver
 	for kser in $kseries; do
 		kver=$(tests/vm/kernel.sh "$kser") && tests/vm/kmake.sh "$kver"
 	done
 }
-prefetch_kernels >"$log/kernel-prefetch.log" 2>&1 &
-prefetch_pid=$!
+prefetch_images() {
+	local suite
+	for suite in $systems; do
+		tests/system/image.sh --base "$suite"
+	done
+}
+prefetch_kernels >"$log/prefetch-kernels.log" 2>&1 &
+kernels_pid=$!
+prefetch_images >"$log/prefetch-images.log" 2>&1 &
+images_pid=$!
 
 stage "Build"
 # INTELAES=y: the host tests then cover the AES-NI/VAES paths as well as
@@ -196,7 +210,7 @@ ci_runs() { # RUN SERIES
 # kbuild puts loop.ko and its objects), so they go one at a time, here; each module is copied to
 # $modules/KVER[-VARIANT].ko, which the lanes' guests load.  The kernels whose fetch or build
 # failed get no VM suites.
-wait "$prefetch_pid"
+wait "$kernels_pid"
 stage "Kernels and their loop.ko (one at a time; the VM suites follow, in two lanes)"
 modules=$log/modules
 rm -rf "$modules"
@@ -365,13 +379,10 @@ kernel_suites() {
 # Real Debian systems booted with systemd, udev and udisks, aesloop installed as the README
 # says: bookworm (6.1, util-linux 2.38.1), trixie (7.3 from trixie-backports, 2.41), bookworm
 # with aesloop's Debian packages (bookworm-deb) and, with FULL=1, bookworm with dracut instead
-# of initramfs-tools and trixie with its packages (trixie-deb: the source package's trixie
-# build).  CI's time decides what runs where: trixie's udev, udisks, fstab and encrypted-root
+# of initramfs-tools (made install's dracut module, and the packaged one: bookworm-deb-dracut)
+# and trixie with its packages (trixie-deb: the source package's trixie build).  CI's time decides what runs where: trixie's udev, udisks, fstab and encrypted-root
 # suites, dracut's, trixie-deb's, the root in a file (t-fstab has file-backed lines) and the
 # root on a CPU without AES-NI (the VM tiers test the generic path) are FULL=1's.
-full=${FULL:-0}
-default_systems="bookworm trixie bookworm-deb"
-[ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut trixie-deb"
 
 # system_suites SUITE: the image of SUITE and its suites.  What two of them share is kept apart
 # by SUITE: image.sh's and image-root.sh's folders (build/system/SUITE...), the disks in $log and
@@ -405,6 +416,11 @@ system_suites() {
 	for t in $suites; do
 		system_results -s "$suite" "tests/system/$t.sh"
 	done
+	# util-linux's own tests of losetup and mount against each series' patched programs
+	# (FULL=1's: about 13 minutes a series under TCG).
+	if [ "$full" = 1 ] && [ "$suite" = bookworm ]; then
+		system_results -s "$suite" -t 4800 tests/system/t-ul-upstream.sh
+	fi
 	# Encrypted fstab lines and swap under systemd: a boot that makes them and reboots, the
 	# next one on the same two disks; its shutdown (which no guest script sees) detached
 	# each device, wiping its key.
@@ -460,7 +476,7 @@ system_suites() {
 		if [ "$variant" != part ] || [ "${suite%-deb}" = trixie ]; then
 			continue
 		fi
-		if [ "$suite" != bookworm-dracut ] && [ "$full" = 1 ]; then
+		if [ "${suite%-dracut}" = "$suite" ] && [ "$full" = 1 ]; then
 			system_results "${root[@]}" -t 1200 -c qemu64 -n "$suite-$name/qemu64" \
 				tests/system/t-root.sh boot
 		fi
@@ -506,9 +522,10 @@ item_minutes() {
 		kernel-6.12) echo 340 ;;
 		kernel-7.3-rt) echo 320 ;;
 		kernel-*) echo 300 ;;
-		system-bookworm) echo 550 ;;
+		system-bookworm) echo 950 ;;  # with t-ul-upstream's three series (about 40)
 		system-trixie) echo 400 ;;
 		system-bookworm-dracut) echo 300 ;;
+		system-bookworm-deb-dracut) echo 250 ;;  # its image (DKMS), the root's boot and rescue
 		system-bookworm-deb) echo 103 ;;
 		system-trixie-deb) echo 800 ;;  # its image, t-deb, t-fstab's and t-root's two boots each, t-upgrade's 41 minutes
 		*) echo 300 ;;
@@ -535,7 +552,6 @@ for kser in "${kernels[@]}"; do
 	fi
 	items+=("kernel-$kser")
 done
-systems=${SYSTEMS-$default_systems}
 for suite in $systems; do
 	items+=("system-$suite")
 done
@@ -543,6 +559,9 @@ if [ "${#items[@]}" -gt 0 ]; then
 	stage "VM suites and system images, two lanes at once (logs: $log/lane-a.log, $log/lane-b.log)"
 	lanes "${items[@]}"
 fi
+# The images' Debian layers were ready before the lanes needed them, or the lanes' image.sh
+# waited for them (its lock).
+wait "$images_pid"
 # The systems whose image was made, for the per-kernel counts.
 for suite in $systems; do
 	! grep -q "^ok [0-9]* system-image-$suite\$" "$results" || kvers+=" $suite"

@@ -1,9 +1,10 @@
 #!/bin/bash
-# Usage: tests/system/image.sh SUITE[-dracut|-deb]
+# Usage: tests/system/image.sh [--base] SUITE[-deb][-dracut]
 # Builds the system test image of Debian SUITE (bookworm or trixie; -dracut: with Debian's
 # dracut instead of initramfs-tools, in build/system/SUITE-dracut; -deb: aesloop from its Debian
-# packages instead, below) and prints the folder that holds it: root.img (ext4, the whole root
-# file system, no partition table), root.tar (the same tree, for tests/system/image-root.sh),
+# packages instead, below; -deb-dracut: both, the packaged dracut module) and prints the
+# folder that holds it: root.img (ext4, the whole root file system, no partition table),
+# root.tar (the same tree, for tests/system/image-root.sh),
 # vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
 #   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
@@ -23,6 +24,7 @@
 #             bookworm's from make deb on this bookworm host (build/deb), trixie's from the
 #             source package built in a trixie build root (tests/packaging/source-build.sh
 #             trixie, build/srcbuild/trixie).
+# --base: only the base layer (check.sh makes it ahead, beside the host tests), no output.
 # mke2fs -d makes the file system from a folder: nothing is mounted on this host.  Needs root.
 set -euo pipefail
 
@@ -32,13 +34,12 @@ top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 say() { echo "image.sh: $*" >&2; }
 die() { say "$*"; exit 1; }
 
-[ $# -eq 1 ] || die "usage: $0 bookworm|trixie[-dracut|-deb]"
-name=$1 initramfs=initramfs-tools flavour=
-case "$name" in
-*-dracut) suite=${name%-dracut} initramfs=dracut ;;
-*-deb) suite=${name%-deb} flavour=deb ;;
-*) suite=$name ;;
-esac
+base_only=
+[ "${1:-}" != --base ] || { base_only=1; shift; }
+[ $# -eq 1 ] || die "usage: $0 [--base] bookworm|trixie[-deb][-dracut]"
+name=$1 suite=$1 initramfs=initramfs-tools flavour=
+case "$suite" in *-dracut) suite=${suite%-dracut} initramfs=dracut ;; esac
+case "$suite" in *-deb) suite=${suite%-deb} flavour=deb ;; esac
 mirror=http://deb.debian.org/debian
 keyring=/usr/share/keyrings/debian-archive-keyring.gpg
 case "$suite" in
@@ -131,6 +132,7 @@ base_key=$({
 if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.tar" ]; then
 	make_base
 fi
+[ -z "$base_only" ] || exit 0
 
 if [ "$flavour" = deb ]; then
 	# What apt installs: the suite's packages (check.sh makes them first).
