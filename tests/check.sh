@@ -13,13 +13,14 @@
 #   SYSTEMS=trixie tests/check.sh only these system images (SYSTEMS= none)
 # The debug kernel's tier has its own command: tests/check-debug.sh (make check-debug).
 #
-# The host phase runs first: the builds, then the host tests and the Gentoo
-# overlay's checks side by side, then (FULL=1) the benchmark alone (its ratios
-# need an idle machine), with the guest kernels fetched in the background
-# meanwhile; then every loop.ko is built, one at a time (they are built in
-# loop/ itself) and each copied to a file of its own; then the VM suites of
-# each kernel and the system images run in two lanes at once (see lanes in
-# tests/check-lib.sh), each guest loading its own copy of loop.ko (run.sh -m).
+# The host phase runs first: the builds, then the host tests beside the static
+# checks and the Gentoo overlay's checks, then (FULL=1) the benchmark alone (its
+# ratios need an idle machine), with the guest kernels and the system images'
+# Debian layers fetched in the background meanwhile; then every loop.ko is
+# built, one at a time (they are built in loop/ itself) and each copied to a
+# file of its own; then the VM suites of each kernel and the system images run
+# in two lanes at once (see lanes in tests/check-lib.sh), each guest loading its
+# own copy of loop.ko (run.sh -m).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
