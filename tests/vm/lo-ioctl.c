@@ -78,7 +78,7 @@
  *                                       open of its own as losetup does,
  *                                       ROUNDS times, while another reads
  *                                       DEV's loop/backing_file until it is
- *                                       done; each attach, detach and read
+ *                                       done; each attach and detach
  *                                       appends a byte to PROGRESS; exits 2
  *                                       if a read found the file there but
  *                                       empty
@@ -106,9 +106,11 @@
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sys/syscall.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -447,17 +449,21 @@ static int bind_race(int index, const char *file, long rounds)
 	return bad ? 1 : 0;
 }
 
-/* sysfs-race's binder: ROUNDS attaches and detaches of FILE on DEV. */
+/*
+ * sysfs-race's binder: ROUNDS attaches and detaches of FILE on DEV, the file
+ * opened for each attach and closed after it, as losetup does: the detach
+ * then drops the file's last reference while readers may be in sysfs.
+ */
 static int sysfs_bind(const char *dev, const char *file, long rounds, int pfd)
 {
 	struct loop_config cfg;
 	long r, bad = 0;
 	int fd, ffd;
 
-	ffd = open(file, O_RDWR);
-	if (ffd < 0)
-		return fail(file);
 	for (r = 0; r < rounds; r++) {
+		ffd = open(file, O_RDWR);
+		if (ffd < 0)
+			return fail(file);
 		fd = open(dev, O_RDWR);
 		if (fd < 0)
 			return fail(dev);
@@ -466,6 +472,7 @@ static int sysfs_bind(const char *dev, const char *file, long rounds, int pfd)
 		if (ioctl(fd, LOOP_CONFIGURE, &cfg) < 0)
 			bad += report("LOOP_CONFIGURE", errno);
 		close(fd);
+		close(ffd);
 		if (write(pfd, ".", 1) != 1)
 			return fail("progress");
 		fd = open(dev, O_RDWR);
@@ -503,9 +510,18 @@ static int sysfs_race(const char *dev, const char *file, long rounds,
 	pid = fork();
 	if (pid < 0)
 		return fail("fork");
-	if (pid == 0)
+	if (pid == 0) {
+		/* stopped with the reader, when a hang detector kills it */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
 		_exit(sysfs_bind(dev, file, rounds, pfd));
-	while (waitpid(pid, &status, WNOHANG) == 0) {
+	}
+	for (;;) {
+		pid_t done = waitpid(pid, &status, WNOHANG);
+
+		if (done < 0)
+			return fail("waitpid");
+		if (done == pid)
+			break;
 		reads++;
 		sfd = open(path, O_RDONLY);
 		if (sfd >= 0) {
@@ -516,8 +532,6 @@ static int sysfs_race(const char *dev, const char *file, long rounds,
 				empty++;
 			close(sfd);
 		}
-		if (write(pfd, ".", 1) != 1)
-			return fail("progress");
 	}
 	printf("sysfs-race: %ld rounds; %ld reads, %ld with the group there, %ld empty\n",
 	       rounds, reads, found, empty);

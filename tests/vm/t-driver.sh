@@ -423,7 +423,7 @@ fi
 # Detach racing sysfs readers (losetup -a, udev, lsblk read backing_file):
 # both sides must finish; a lock-order bug leaves them in D state for good.
 # A slow kernel (the debug kernel's) only slows them down, so the check is
-# for progress: each attach, detach and read adds a byte to a file, and 60 s
+# for progress: each attach and detach adds a byte to a file, and 60 s
 # without one is a hang.  The loop/ group is there only while the device is
 # whole: a reader that finds it never reads an empty backing_file
 # (util-linux takes the group to mean "in use" and reads the binding from
