@@ -100,8 +100,9 @@ replay lint "$lint_pid"
 replay gentoo "$gentoo_pid"
 
 # The benchmark (about 2 minutes, the machine otherwise idle) is FULL=1's: on a shared CI
-# machine its ratios mean little.  make bench runs it alone.
+# machine its ratios mean little.  make bench runs it alone: after the fetches too.
 if [ "${FULL:-0}" = 1 ]; then
+	wait "$kernels_pid" "$images_pid"
 	stage "Benchmark (printed, not asserted: ratios in one run)"
 	step bench make bench && sed "s/^/# /" "$log/bench.log"
 fi
@@ -556,13 +557,13 @@ done
 for suite in $systems; do
 	items+=("system-$suite")
 done
+# The images' Debian layers: done before any guest runs, so that no lane's guest (whose
+# checks allow for a busy host, not for mmdebstrap beside it) shares the host with them.
+wait "$images_pid"
 if [ "${#items[@]}" -gt 0 ]; then
 	stage "VM suites and system images, two lanes at once (logs: $log/lane-a.log, $log/lane-b.log)"
 	lanes "${items[@]}"
 fi
-# The images' Debian layers were ready before the lanes needed them, or the lanes' image.sh
-# waited for them (its lock).
-wait "$images_pid"
 # The systems whose image was made, for the per-kernel counts.
 for suite in $systems; do
 	! grep -q "^ok [0-9]* system-image-$suite\$" "$results" || kvers+=" $suite"

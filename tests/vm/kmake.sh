@@ -20,6 +20,8 @@ die() { say "$*"; exit 1; }
 [ $# -ge 1 ] || die "usage: $0 KVER [MAKE-ARGUMENTS...]"
 kver=$1
 shift
+# No make arguments: only the build root (checked before "set --" below adds some).
+nargs=$#
 tree="$top/build/kernel/$kver"
 [ -f "$tree/.aesloop-tree-ok" ] || die "$tree is not ready: run tests/vm/kernel.sh first"
 compiler=$(cat "$tree/.aesloop-compiler" 2>/dev/null || echo gcc)
@@ -49,7 +51,7 @@ checkout_lock() {
 
 cd "$top"
 if command -v "$cross$compiler" >/dev/null; then
-	[ $# -gt 0 ] || exit 0
+	[ "$nargs" -gt 0 ] || exit 0
 	checkout_lock
 	exec make "$@"
 fi
@@ -86,7 +88,7 @@ if [ "$(cat "$root/.aesloop-root-ok" 2>/dev/null)" != "$include" ]; then
 	fi
 	exec 8>&-
 fi
-[ $# -gt 0 ] || exit 0
+[ "$nargs" -gt 0 ] || exit 0
 
 checkout_lock
 # A private mount namespace: the bind mounts vanish with the command, whatever happens.
