@@ -23,13 +23,15 @@
 #               are refused (as the stock mount refuses an overlapping loop),
 #               before any passphrase is asked; a failed encrypted mount of a
 #               loop device leaves that device bound
+#   at-*        the same for an @N volume with a size limit, and loop= of
+#               one set up already mounts it without a passphrase
 # shellcheck source=lib.sh
 . "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
 
 bin=${AESLOOP_UL_BIN:-/aesloop/build/bin}
 vectors=/share/vectors
 work=/tmp/t-mount
-mkdir -p "$work" /mnt/m /mnt/r
+mkdir -p "$work" /mnt/m /mnt/r /mnt/t2
 pass='correct horse battery staple 2026'
 printf '%s\n' "$pass" >"$work/pass"
 
@@ -103,6 +105,30 @@ if make_fs mount-v2-at "$img" -e AES128 -P "$vectors/keys64.txt" -o @8192; then
 	fi
 else
 	t_fail mount-v2-at "could not make the volume with losetup"
+fi
+
+# @N with a size limit: the second encrypted mount is refused here too (the overlap is found
+# where the data starts, not at the IV's offset); set up already (losetup, as losetup -F
+# does), loop= mounts that device without a passphrase.
+img=$work/at.img
+if make_fs at "$img" -e AES128 -P "$vectors/keys64.txt" -o @8192 --sizelimit 8388608; then
+	at=offset=@8192,sizelimit=8388608
+	if t_check at-first "$mount" -o "loop,encryption=AES128,$at,cleartextkey=$vectors/keys64.txt" "$img" /mnt/m; then
+		t_expect_fail refuse-at-twice 'overlapping loop device' \
+			"$mount" -o "loop,encryption=AES128,$at" "$img" /mnt/t2 </dev/null
+		umount /mnt/t2 2>/dev/null
+		umount /mnt/m
+	fi
+	if dev=$(losetup -e AES128 -P "$vectors/keys64.txt" -o @8192 --sizelimit 8388608 -f --show "$img"); then
+		if t_check at-set-up-mount "$mount" -o "loop=$dev,encryption=AES128,$at" "$img" /mnt/m </dev/null; then
+			t_expect_eq at-set-up-marker at "$(cat /mnt/m/marker 2>/dev/null)"
+			umount /mnt/m
+		fi
+		losetup -d "$dev" 2>/dev/null
+	fi
+	nothing_attached "$img" at-nothing-left
+else
+	t_fail at "could not make the volume with losetup"
 fi
 
 img=$work/single.img
@@ -229,7 +255,6 @@ nothing_attached "$img" refuse-nothing-attached
 # refuses an overlapping loop, and before the passphrase is asked (none is given here).
 img=$work/twice.img
 if make_fs twice "$img" -e AES128 -p 0; then
-	mkdir -p /mnt/t2
 	if t_check twice-first bash -c "'$mount' -p 3 -o loop,encryption=AES128 '$img' /mnt/m 3<'$work/pass'"; then
 		t_expect_fail refuse-twice 'overlapping loop device' \
 			"$mount" -o loop,encryption=AES128 "$img" /mnt/t2 </dev/null
@@ -247,6 +272,8 @@ if make_fs twice "$img" -e AES128 -p 0; then
 	t_expect_eq setup-plain-still-bound "$img" "$(cat "/sys/block/${plain#/dev/}/loop/backing_file" 2>/dev/null)"
 	umount /mnt/m 2>/dev/null
 	losetup.stock -d "$plain"
+else
+	t_fail twice "could not make the volume with losetup"
 fi
 
 # encryption with no value: refused, not a plain mount of the file.
