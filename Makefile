@@ -10,7 +10,7 @@
 #                        INSTALL_MOD_PATH=DIR or DESTDIR=DIR: into DIR/lib/...,
 #                        e.g. a system image's root, and depmod -b DIR)
 #   make uninstall       that loop.ko removed again, then depmod
-#   make tools           aesloop-pipe and the patched util-linux programs (not as root)
+#   make tools           aesloop-pipe and the patched util-linux programs (as your user)
 #                        (fetches util-linux's source)
 #   make install-tools   the programs make tools built, and the man pages, into PREFIX
 #                        (it builds nothing): aesloop-losetup, -mount, -swapon and -swapoff, linked as
