@@ -124,11 +124,11 @@ bump_release() {
 # build_next SUITE ROOT WORK ARCH: the next release's packages, built in ROOT as the suite's
 # were, from the same source package unpacked afresh with its release moved on.
 build_next() {
-	local suite=$1 root=$2 work=$3 arch=$4 nver=$version.1 nwork=$log/$1-next f
+	local suite=$1 root=$2 work=$3 arch=$4 nver=$version.1 nwork=$log/$1-next
 	rm -rf "$nwork"
 	mkdir -p "$nwork"
-	copy_source "$work" "$nwork"
-	if in_root "$root" "$nwork" "dpkg-source -x ${dsc##*/} aesloop-$nver" >"$nwork/build.log" 2>&1 &&
+	if copy_source "$work" "$nwork" &&
+		in_root "$root" "$nwork" "dpkg-source -x ${dsc##*/} aesloop-$nver" >"$nwork/build.log" 2>&1 &&
 		bump_release "$nwork/aesloop-$nver" "$nver" &&
 		in_root "$root" "$nwork" "cd aesloop-$nver && dpkg-buildpackage -b --no-sign" \
 			>>"$nwork/build.log" 2>&1 &&
@@ -152,8 +152,8 @@ for suite in "$@"; do
 	fi
 	pass build-root
 	# The source package as dget would give it.
-	copy_source "$top/build/source" "$work"
-	if in_root "$root" "$work" "dpkg-source -x ${dsc##*/} aesloop-$version &&
+	if copy_source "$top/build/source" "$work" &&
+		in_root "$root" "$work" "dpkg-source -x ${dsc##*/} aesloop-$version &&
 		cd aesloop-$version && dpkg-buildpackage -b --no-sign" >"$work/build.log" 2>&1; then
 		pass dpkg-buildpackage-offline
 	else
