@@ -3,18 +3,18 @@
 #
 #   make                 the userspace library, aesloop-pipe and loop.ko
 #                        (loop.ko for the running kernel, or KDIR=...)
-#   make userspace       build/libaesloop.a and build/bin/aesloop-pipe only
+#   make userspace       build/libaesloop.a, build/bin/aesloop-pipe and -reencrypt only
 #   make module          loop/loop.ko only, as make -C KDIR M=$PWD builds it
 #   make install         loop.ko into /lib/modules/KVER/updates/loop, then depmod
 #                        for that kernel (KVER: KDIR's release, or uname -r;
 #                        INSTALL_MOD_PATH=DIR or DESTDIR=DIR: into DIR/lib/...,
 #                        e.g. a system image's root, and depmod -b DIR)
 #   make uninstall       that loop.ko removed again, then depmod
-#   make tools           aesloop-pipe and the patched util-linux programs (as your user)
+#   make tools           aesloop-pipe, aesloop-reencrypt and the patched util-linux programs (as your user)
 #                        (fetches util-linux's source)
 #   make install-tools   the programs make tools built, and the man pages, into PREFIX
 #                        (it builds nothing): aesloop-losetup, -mount, -swapon and -swapoff, linked as
-#                        losetup, mount, swapon and swapoff, into $(PREFIX)/sbin,
+#                        losetup, mount, swapon and swapoff, and aesloop-reencrypt into $(PREFIX)/sbin,
 #                        aesloop-pipe and aesloop-keygen into $(PREFIX)/bin, the man
 #                        pages into $(PREFIX)/share/man (PREFIX=/usr/local; DESTDIR
 #                        too; UL_BUILD=build/ul-SERIES: another series', e.g. 2.41)
@@ -105,6 +105,10 @@ MOD_ROOT  := $(abspath $(or $(INSTALL_MOD_PATH),$(DESTDIR)))
 # tree's own, which the patched programs link.
 MOUNT_CFLAGS ?= $(shell pkg-config --cflags mount 2>/dev/null)
 MOUNT_LIBS   ?= $(shell pkg-config --libs mount 2>/dev/null)
+# aesloop-reencrypt checks the old key with libblkid (libblkid-dev, which
+# libmount-dev brings).
+BLKID_CFLAGS ?= $(shell pkg-config --cflags blkid 2>/dev/null)
+BLKID_LIBS   ?= $(shell pkg-config --libs blkid 2>/dev/null)
 
 AES_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
 # lib/: the key setup (keysetup.c is its base, keysetup-*.c one job each),
@@ -113,7 +117,7 @@ AES_SRCS  := aes/aes.c aes/md5.c aes/loop_aes.c aes/engines.c
 # the AES of AES_SRCS (aes/, which loop.ko builds too).  tools/ holds the
 # programs.
 LIBAESLOOP_SRCS := $(wildcard lib/*.c)
-HDRS      := $(wildcard aes/*.h lib/*.h) loop/aesloop_uapi.h
+HDRS      := $(wildcard aes/*.h lib/*.h tools/*.h) loop/aesloop_uapi.h
 
 # INTELAES=y: the AES-NI/VAES engines of aes-intel/ (x86_64), C glue and
 # assembly, chosen at run time by loop_aes_probe().  The default when
@@ -162,7 +166,7 @@ objs = $(patsubst %.S,$(BUILD)/$(1)/%.o,$(patsubst %.c,$(BUILD)/$(1)/%.o,$(2)))
 
 all: userspace module
 
-userspace: $(BUILD)/libaesloop.a $(BUILD)/bin/aesloop-pipe
+userspace: $(BUILD)/libaesloop.a $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-reencrypt
 
 # One rule per variant: "plain" is what ships, "san" is the same code under
 # ASan and UBSan for the tests.
@@ -206,6 +210,18 @@ $(BUILD)/bin/aesloop-pipe-san: $(BUILD)/san/tools/aesloop-pipe.o $(BUILD)/libaes
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SANFLAGS) $(TOOL_LDFLAGS) -o $@ $^ -lcrypto -lpthread
 
+# aesloop-reencrypt: its command line and checks, and the journal (reencrypt.c).
+REENCRYPT_SRCS := tools/aesloop-reencrypt.c tools/reencrypt.c
+$(call objs,plain,tools/aesloop-reencrypt.c) $(call objs,san,tools/aesloop-reencrypt.c): CPPFLAGS += $(BLKID_CFLAGS)
+
+$(BUILD)/bin/aesloop-reencrypt: $(call objs,plain,$(REENCRYPT_SRCS)) $(BUILD)/libaesloop.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(LDFLAGS) $(TOOL_LDFLAGS) -o $@ $^ $(BLKID_LIBS) $(MOUNT_LIBS) -lcrypto -lpthread
+
+$(BUILD)/bin/aesloop-reencrypt-san: $(call objs,san,$(REENCRYPT_SRCS)) $(BUILD)/libaesloop-san.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(SANFLAGS) $(TOOL_LDFLAGS) -o $@ $^ $(BLKID_LIBS) $(MOUNT_LIBS) -lcrypto -lpthread
+
 # Host test programs: tests/host/NAME.c -> build/tests/NAME and NAME-san.
 HOST_TESTS := $(patsubst tests/host/%.c,%,$(wildcard tests/host/*.c))
 ifneq ($(INTELAES),y)
@@ -224,7 +240,8 @@ $(BUILD)/tests/%-san: $(BUILD)/san/tests/host/%.o $(BUILD)/libaesloop-san.a
 	$(CC) $(CFLAGS) $(SANFLAGS) -o $@ $^ $(MOUNT_LIBS) -lcrypto -lpthread
 
 host-tests: $(foreach t,$(HOST_TESTS),$(BUILD)/tests/$(t) $(BUILD)/tests/$(t)-san) \
-	    $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-pipe-san
+	    $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-pipe-san \
+	    $(BUILD)/bin/aesloop-reencrypt $(BUILD)/bin/aesloop-reencrypt-san
 
 check-host: host-tests
 	tests/host/run.sh
@@ -304,7 +321,8 @@ UL_BUILD  ?= $(BUILD)
 UL_PROGS  := losetup mount swapon swapoff
 # TOOL_LINKS=no: no plain-name links (a package's /usr/sbin/losetup is util-linux's).
 TOOL_LINKS ?= yes
-TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe
+TOOLS_BUILT := $(addprefix $(UL_BUILD)/bin/,$(UL_PROGS)) $(BUILD)/bin/aesloop-pipe \
+	$(BUILD)/bin/aesloop-reencrypt
 MANDIR    := $(PREFIX)/share/man
 # One page for the four programs: a losetup.8 here would hide util-linux's page.  The
 # other three names are .so links to it.
@@ -312,6 +330,8 @@ UL_MAN    := aesloop-losetup.8
 UL_MAN_LINKS := $(filter-out $(UL_MAN),$(addprefix aesloop-,$(addsuffix .8,$(UL_PROGS))))
 TOOL_FILES := $(foreach p,$(UL_PROGS),0755:$(UL_BUILD)/bin/$(p):$(PREFIX)/sbin/aesloop-$(p)) \
 	0755:$(BUILD)/bin/aesloop-pipe:$(PREFIX)/bin/aesloop-pipe \
+	0755:$(BUILD)/bin/aesloop-reencrypt:$(PREFIX)/sbin/aesloop-reencrypt \
+	0644:tools/aesloop-reencrypt.8:$(MANDIR)/man8/aesloop-reencrypt.8 \
 	0644:tools/$(UL_MAN):$(MANDIR)/man8/$(UL_MAN) \
 	0644:loop/aesloop.4:$(MANDIR)/man4/aesloop.4 \
 	0644:tools/aesloop-pipe.1:$(MANDIR)/man1/aesloop-pipe.1 \

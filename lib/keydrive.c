@@ -84,6 +84,55 @@ int aesloop_driver_check(struct keysetup *ks)
 	return -ENODEV;
 }
 
+/*
+ * The choices of @o, checked as they are set: a bad cipher name or
+ * iteration count fails before anything is read or asked.
+ */
+static int aesloop_set_choices(struct keysetup *ks,
+			       const struct aesloop_opts *o,
+			       const char *backing, uint64_t data_offset)
+{
+	int rc;
+
+	ks->ask_twice = o->ask_twice && o->passfd < 0 && !o->cleartextkey;
+	rc = keysetup_set_cipher(ks, o->encryption);
+	if (!rc && o->phash)
+		rc = keysetup_set_hash(ks, o->phash);
+	if (!rc && o->pseed)
+		rc = keysetup_set_seed(ks, o->pseed);
+	if (!rc && o->itercountk)
+		rc = keysetup_set_itercountk(ks, o->itercountk);
+	if (!rc && o->gpgkey) {
+		rc = keysetup_set_gpg(ks, o->gpgkey, o->gpghome);
+		if (data_offset && aesloop_same_file(o->gpgkey, backing))
+			ks->gpg_key_limit = data_offset < AESLOOP_GPG_PREFIX_MAX ?
+					    data_offset : AESLOOP_GPG_PREFIX_MAX;
+	}
+	return rc;
+}
+
+/* The passphrase or key lines from where @o says, then the keys. */
+static int aesloop_read_derive(struct keysetup *ks,
+			       const struct aesloop_opts *o,
+			       const char *backing, const char *prompt)
+{
+	int rc = 0;
+
+	if (ks->hash != KEYSETUP_HASH_RANDOM) {
+		if (o->passfd >= 0)
+			rc = keysetup_read_fd(ks, o->passfd);
+		else if (o->cleartextkey)
+			rc = keysetup_read_file(ks, o->cleartextkey);
+		else if (prompt)
+			rc = keysetup_read_tty(ks, prompt);
+		else
+			rc = aesloop_read_passphrase(ks, backing);
+		if (rc)
+			return rc;
+	}
+	return keysetup_derive(ks);
+}
+
 /**
  * aesloop_get_keys() - run the key setup of a loop-AES option set (§3)
  * @ks:          initialised here (keysetup_init()), to be wiped by the
@@ -115,33 +164,40 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 	int rc;
 
 	keysetup_init(ks, prog);
-	ks->ask_twice = o->ask_twice && o->passfd < 0 && !o->cleartextkey;
-	rc = keysetup_set_cipher(ks, o->encryption);
-	if (!rc && o->phash)
-		rc = keysetup_set_hash(ks, o->phash);
-	if (!rc && o->pseed)
-		rc = keysetup_set_seed(ks, o->pseed);
-	if (!rc && o->itercountk)
-		rc = keysetup_set_itercountk(ks, o->itercountk);
-	if (!rc && o->gpgkey) {
-		rc = keysetup_set_gpg(ks, o->gpgkey, o->gpghome);
-		if (data_offset && aesloop_same_file(o->gpgkey, backing))
-			ks->gpg_key_limit = data_offset < AESLOOP_GPG_PREFIX_MAX ?
-					    data_offset : AESLOOP_GPG_PREFIX_MAX;
-	}
+	rc = aesloop_set_choices(ks, o, backing, data_offset);
 	if (!rc)
 		rc = aesloop_driver_check(ks);
-	if (rc)
-		return rc;
-	if (ks->hash != KEYSETUP_HASH_RANDOM) {
-		if (o->passfd >= 0)
-			rc = keysetup_read_fd(ks, o->passfd);
-		else if (o->cleartextkey)
-			rc = keysetup_read_file(ks, o->cleartextkey);
-		else
-			rc = aesloop_read_passphrase(ks, backing);
-		if (rc)
-			return rc;
-	}
-	return keysetup_derive(ks);
+	if (!rc)
+		rc = aesloop_read_derive(ks, o, backing, NULL);
+	return rc;
+}
+
+/**
+ * aesloop_get_keys_offline() - aesloop_get_keys() for a program that uses
+ * the keys itself, not through the loop driver
+ * @ks:          as for aesloop_get_keys()
+ * @o:           as for aesloop_get_keys()
+ * @prog:        program name for warnings
+ * @backing:     as for aesloop_get_keys()
+ * @data_offset: as for aesloop_get_keys(), bytes
+ * @prompt:      what the terminal shows before the passphrase (e.g. "New
+ *               password: "); there is no fallback to systemd's agents
+ *
+ * No check of the loop driver: the keys never reach it (aesloop-reencrypt
+ * rewrites a volume that is not in use).
+ *
+ * Return: 0 with the keys in @ks, or a negative errno with the message in
+ * @ks->errmsg.
+ */
+int aesloop_get_keys_offline(struct keysetup *ks, const struct aesloop_opts *o,
+			     const char *prog, const char *backing,
+			     uint64_t data_offset, const char *prompt)
+{
+	int rc;
+
+	keysetup_init(ks, prog);
+	rc = aesloop_set_choices(ks, o, backing, data_offset);
+	if (!rc)
+		rc = aesloop_read_derive(ks, o, backing, prompt);
+	return rc;
 }

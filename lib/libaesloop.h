@@ -84,6 +84,9 @@ int aesloop_driver_check(struct keysetup *ks);
 int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		     const char *prog, const char *backing,
 		     uint64_t data_offset);
+int aesloop_get_keys_offline(struct keysetup *ks, const struct aesloop_opts *o,
+			     const char *prog, const char *backing,
+			     uint64_t data_offset, const char *prompt);
 
 int aesloop_multi_key_setup(int fd, const char *dev, const struct keysetup *ks);
 

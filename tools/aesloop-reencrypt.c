@@ -1,0 +1,743 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * aesloop-reencrypt.c - rewrite a loop-AES volume that is not in use from
+ * one key setup to another (single-key to multi-key-v3, a new key file or
+ * passphrase, another key length), in place, crash-safe and resumable
+ * (reencrypt.h: the journal; aesloop-reencrypt.8: the user's side).
+ *
+ * The keys are read as losetup reads them (lib/keydrive.c, lib/keysetup*.c),
+ * the sectors go through aes/loop_aes.c as aesloop-pipe's do.  This file
+ * holds the command line, the checks that the volume is free and that the
+ * old key is right, the key check values of the journal, and the progress
+ * line.
+ */
+#define _GNU_SOURCE		/* memfd_create */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <blkid.h>
+#include <linux/fs.h>
+#include <openssl/evp.h>
+
+#include "engines.h"
+#include "libaesloop.h"
+#include "loop_aes.h"
+#include "reencrypt.h"
+
+#define PROG		"aesloop-reencrypt"
+
+/* Plaintext the old key must show a known signature in (libblkid), bytes. */
+#define PROBE_LEN	(1024 * 1024)
+
+enum {
+	OPT_VERSION = 0x100, OPT_JOURNAL, OPT_CHUNK, OPT_FORCE,
+	OPT_NEW_ENCRYPTION, OPT_NEW_PHASH, OPT_NEW_PSEED, OPT_NEW_ITERCOUNTK,
+	OPT_NEW_GPGKEY, OPT_NEW_GPGHOME, OPT_NEW_CLEARTEXTKEY, OPT_NEW_PASSFD,
+};
+
+static const struct option long_options[] = {
+	{ "encryption", required_argument, NULL, 'e' },
+	{ "phash", required_argument, NULL, 'H' },
+	{ "pseed", required_argument, NULL, 'S' },
+	{ "itercountk", required_argument, NULL, 'C' },
+	{ "gpgkey", required_argument, NULL, 'K' },
+	{ "gpghome", required_argument, NULL, 'G' },
+	{ "cleartextkey", required_argument, NULL, 'P' },
+	{ "pass-fd", required_argument, NULL, 'p' },
+	{ "offset", required_argument, NULL, 'o' },
+	{ "sizelimit", required_argument, NULL, 's' },
+	{ "new-encryption", required_argument, NULL, OPT_NEW_ENCRYPTION },
+	{ "new-phash", required_argument, NULL, OPT_NEW_PHASH },
+	{ "new-pseed", required_argument, NULL, OPT_NEW_PSEED },
+	{ "new-itercountk", required_argument, NULL, OPT_NEW_ITERCOUNTK },
+	{ "new-gpgkey", required_argument, NULL, OPT_NEW_GPGKEY },
+	{ "new-gpghome", required_argument, NULL, OPT_NEW_GPGHOME },
+	{ "new-cleartextkey", required_argument, NULL, OPT_NEW_CLEARTEXTKEY },
+	{ "new-pass-fd", required_argument, NULL, OPT_NEW_PASSFD },
+	{ "journal", required_argument, NULL, OPT_JOURNAL },
+	{ "chunk-size", required_argument, NULL, OPT_CHUNK },
+	{ "force", no_argument, NULL, OPT_FORCE },
+	{ "verbose", no_argument, NULL, 'v' },
+	{ "quiet", no_argument, NULL, 'q' },
+	{ "help", no_argument, NULL, 'h' },
+	{ "version", no_argument, NULL, OPT_VERSION },
+	{ NULL, 0, NULL, 0 }
+};
+
+static void usage(FILE *out)
+{
+	fputs("usage: " PROG " [options] -e CIPHER [old key options] [--new-... options] VOLUME\n"
+	      "Rewrite a loop-AES volume (a file or a block device, not in use) from its old\n"
+	      "keys to new ones, in place.  A journal makes it safe to stop at any moment:\n"
+	      "the same command run again finishes the job.\n"
+	      "The old keys, as losetup takes them:\n"
+	      "  -e, --encryption NAME      AES128, AES192 or AES256 (AES is AES128)\n"
+	      "  -P, --cleartextkey FILE    the passphrase or key lines are in FILE\n"
+	      "  -p, --pass-fd NUM          ... or are read from file descriptor NUM\n"
+	      "  -K, --gpgkey FILE          the key lines are in gpg-encrypted FILE\n"
+	      "  -G, --gpghome DIR          home directory for gpg\n"
+	      "  -H, --phash NAME           passphrase hash (sha256, ..., unhashed2)\n"
+	      "  -S, --pseed STRING         seed appended to the passphrase\n"
+	      "  -C, --itercountk NUM       iterate the key NUM thousand times\n"
+	      "The new keys: --new-encryption (default: the old one), --new-cleartextkey,\n"
+	      "  --new-pass-fd, --new-gpgkey, --new-gpghome, --new-phash, --new-pseed,\n"
+	      "  --new-itercountk, as above; a new passphrase on the terminal is asked twice.\n"
+	      "The volume:\n"
+	      "  -o, --offset [@]NUM        the data starts NUM bytes in (@: not in the IV)\n"
+	      "  -s, --sizelimit NUM        at most NUM bytes of data\n"
+	      "      --journal FILE         the journal (default VOLUME.reencrypt for a file;\n"
+	      "                             required for a block device, on another disk)\n"
+	      "      --chunk-size NUM       bytes rewritten per journal step (default 4 MiB)\n"
+	      "      --force                go on even if the old key shows no known\n"
+	      "                             file system, swap or partition table\n"
+	      "  -v, --verbose              say what the keys are and what was found\n"
+	      "  -q, --quiet                no progress line on the terminal\n"
+	      "  -h, --help                 this help; --version: the version\n", out);
+}
+
+static void __attribute__((noreturn, format(printf, 2, 3)))
+die(int status, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs(PROG ": ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(status);
+}
+
+/* A decimal number (or 0x hex), no sign, at most @max; -1 if not. */
+static int parse_num(const char *s, unsigned long long max,
+		     unsigned long long *v)
+{
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	*v = strtoull(s, &end, 0);
+	return errno || *end || *v > max ? -1 : 0;
+}
+
+/**
+ * struct volume - the volume and its data area
+ * @path:   as given
+ * @fd:     open read-write (block devices with O_EXCL)
+ * @st:     its stat
+ * @size:   bytes, the whole file or device
+ */
+struct volume {
+	const char *path;
+	int fd;
+	struct stat st;
+	uint64_t size;
+};
+
+/*
+ * Is a loop device bound to @v?  sysfs names each bound device's backing
+ * file; a name that no longer resolves to it (renamed, deleted) is missed,
+ * as it would be by losetup -j.
+ */
+static const char *loop_bound(const struct volume *v, char *dev, size_t len)
+{
+	DIR *d = opendir("/sys/block");
+	struct dirent *e;
+	const char *found = NULL;
+
+	if (!d)
+		return NULL;
+	while (!found && (e = readdir(d))) {
+		char path[PATH_MAX], file[PATH_MAX];
+		struct stat st;
+		ssize_t n;
+		int fd;
+
+		if (strncmp(e->d_name, "loop", 4))
+			continue;
+		snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file",
+			 e->d_name);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, file, sizeof(file) - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		file[n] = 0;
+		file[strcspn(file, "\n")] = 0;
+		if (stat(file, &st))
+			continue;
+		if (S_ISBLK(v->st.st_mode) ? S_ISBLK(st.st_mode) &&
+		    st.st_rdev == v->st.st_rdev :
+		    st.st_dev == v->st.st_dev && st.st_ino == v->st.st_ino) {
+			snprintf(dev, len, "/dev/%s", e->d_name);
+			found = dev;
+		}
+	}
+	closedir(d);
+	return found;
+}
+
+/*
+ * Open the volume for the conversion: a block device exclusively (so that
+ * nothing mounts it meanwhile, and nothing has it mounted now), a regular
+ * file locked against a second aesloop-reencrypt; neither bound to a loop
+ * device.
+ */
+static void volume_open(struct volume *v, const char *path)
+{
+	char dev[NAME_MAX + 8];
+
+	v->path = path;
+	if (stat(path, &v->st))
+		die(1, "%s: %s", path, strerror(errno));
+	if (S_ISBLK(v->st.st_mode)) {
+		v->fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
+		if (v->fd < 0 && errno == EBUSY)
+			die(1, "%s is in use (mounted, swap, or held by device mapper or md): it must not be while it is rewritten",
+			    path);
+		if (v->fd >= 0 && ioctl(v->fd, BLKGETSIZE64, &v->size))
+			die(1, "%s: cannot read its size: %s", path, strerror(errno));
+	} else if (S_ISREG(v->st.st_mode)) {
+		v->fd = open(path, O_RDWR | O_CLOEXEC);
+		if (v->fd >= 0 && flock(v->fd, LOCK_EX | LOCK_NB))
+			die(1, "%s is locked by another program (another %s?)", path, PROG);
+		v->size = (uint64_t)v->st.st_size;
+	} else {
+		die(1, "%s is neither a regular file nor a block device", path);
+	}
+	if (v->fd < 0)
+		die(1, "cannot open %s read-write: %s", path, strerror(errno));
+	if (loop_bound(v, dev, sizeof(dev)))
+		die(1, "%s is bound to %s: detach it first (losetup -d %s); it must not be in use while it is rewritten",
+		    path, dev, dev);
+}
+
+/* The data area of the volume, from -o and -s (doc/format.md §4). */
+static void volume_area(const struct volume *v, const char *offset,
+			const char *sizelimit, struct reenc_params *p)
+{
+	unsigned long long off = 0, limit = 0, len;
+	int iv_free = 0;
+
+	if (offset && parse_num(aesloop_offset_number(offset, &iv_free),
+				INT64_MAX, &off))
+		die(2, "-o: '%s' is not an offset in bytes (N or @N)", offset);
+	if (sizelimit && parse_num(sizelimit, INT64_MAX, &limit))
+		die(2, "-s: '%s' is not a size in bytes", sizelimit);
+	if (off >= v->size)
+		die(1, "%s: the offset %llu is not inside it (%llu bytes)", v->path,
+		    off, (unsigned long long)v->size);
+	len = v->size - off;
+	if (limit && limit < len)
+		len = limit;
+	p->data_offset = off;
+	p->nsect = len / LOOP_AES_SECTOR_SIZE;
+	p->iv_sector = iv_free ? 0 : off / LOOP_AES_SECTOR_SIZE;
+	p->vol_size = v->size;
+	if (!p->nsect)
+		die(1, "%s: no whole sector of data to rewrite", v->path);
+}
+
+/*
+ * The key check value of a key setup (struct reenc_params): SHA-256 of the
+ * journal's salt, a label, the mode and key length, and the keys as they
+ * go to the loop driver.  It tells a resume whether it was given the keys
+ * of the run it goes on with; a value computed from a guessed passphrase is
+ * no cheaper to test than a decryption of the volume's first sector.
+ */
+static void key_check(const struct keysetup *ks, const uint8_t *salt,
+		      uint8_t out[REENC_HASH_LEN])
+{
+	static const char label[] = "aesloop-reencrypt key check";
+	EVP_MD_CTX *md = EVP_MD_CTX_new();
+	uint8_t head[8];
+	unsigned int n = 0;
+	int ok;
+
+	head[0] = (uint8_t)ks->nslots;
+	head[1] = (uint8_t)ks->key_len;
+	memset(head + 2, 0, sizeof(head) - 2);
+	ok = md && EVP_DigestInit_ex(md, EVP_sha256(), NULL) &&
+	     EVP_DigestUpdate(md, salt, REENC_HASH_LEN) &&
+	     EVP_DigestUpdate(md, label, sizeof(label)) &&
+	     EVP_DigestUpdate(md, head, sizeof(head)) &&
+	     (ks->nslots ?
+	      EVP_DigestUpdate(md, ks->slots, (size_t)ks->nslots * sizeof(ks->slots[0])) :
+	      EVP_DigestUpdate(md, ks->key_buffer, ks->key_len)) &&
+	     EVP_DigestFinal_ex(md, out, &n) && n == REENC_HASH_LEN;
+	EVP_MD_CTX_free(md);
+	if (!ok)
+		die(1, "SHA-256 failed (OpenSSL)");
+}
+
+/* The loop_aes context of a derived key setup; NULL if it cannot be set. */
+static struct loop_aes_ctx *key_context(const struct keysetup *ks)
+{
+	size_t size = loop_aes_ctx_size(LOOP_AES_MULTI_KEYS);
+	struct loop_aes_ctx *ctx = calloc(1, size);
+
+	if (!ctx)
+		return NULL;
+	if (ks->nslots ?
+	    loop_aes_setup_multi(ctx, &ks->slots[0][0], ks->nslots, ks->key_len) :
+	    loop_aes_setup_single(ctx, ks->key_buffer, ks->key_len)) {
+		memzero_explicit(ctx, size);
+		free(ctx);
+		return NULL;
+	}
+	return ctx;
+}
+
+/*
+ * Does the old key give a plaintext with a known signature?  The first
+ * PROBE_LEN bytes of data, decrypted, go to libblkid through a memfd
+ * (locked in memory by the mlockall() in force: never swapped out); the
+ * pages are wiped before it is closed.  @what gets "ext4", "swap",
+ * "dos partition table" and so on.
+ *
+ * Return: 1 found, 0 not, -errno if the probe could not run.
+ */
+static int probe_plaintext(const struct volume *v, const struct reenc_params *p,
+			   const struct loop_aes_ctx *old, char *what,
+			   size_t len)
+{
+	uint64_t nsect = p->nsect < PROBE_LEN / LOOP_AES_SECTOR_SIZE ?
+			 p->nsect : PROBE_LEN / LOOP_AES_SECTOR_SIZE;
+	size_t bytes = (size_t)nsect * LOOP_AES_SECTOR_SIZE, got = 0;
+	const char *val = NULL;
+	blkid_probe pr = NULL;
+	uint8_t *map;
+	int fd, rc;
+
+	fd = memfd_create("aesloop-reencrypt-probe", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, (off_t)bytes)) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	map = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		rc = -errno;
+		close(fd);
+		return rc;
+	}
+	while (got < bytes) {
+		ssize_t n = pread(v->fd, map + got, bytes - got,
+				  (off_t)(p->data_offset + got));
+
+		if (n <= 0) {
+			rc = n < 0 ? -errno : -ENODATA;
+			goto out;
+		}
+		got += (size_t)n;
+	}
+	loop_aes_decrypt(old, map, map, nsect, p->iv_sector);
+	pr = blkid_new_probe();
+	rc = -ENOMEM;
+	if (!pr || blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)bytes))
+		goto out;
+	blkid_probe_enable_superblocks(pr, 1);
+	blkid_probe_set_superblocks_flags(pr, BLKID_SUBLKS_TYPE);
+	blkid_probe_enable_partitions(pr, 1);
+	rc = blkid_do_safeprobe(pr);
+	if (rc == 0 && !blkid_probe_lookup_value(pr, "TYPE", &val, NULL)) {
+		snprintf(what, len, "%s", val);
+		rc = 1;
+	} else if (rc == 0 && !blkid_probe_lookup_value(pr, "PTTYPE", &val, NULL)) {
+		snprintf(what, len, "%s partition table", val);
+		rc = 1;
+	} else if (rc == -2) {
+		snprintf(what, len, "more than one signature");
+		rc = 1;
+	} else {
+		rc = 0;
+	}
+out:
+	if (pr)
+		blkid_free_probe(pr);
+	memzero_explicit(map, bytes);
+	munmap(map, bytes);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Keep keys and plaintext out of swap, as aesloop-pipe does: only root
+ * may go on without it, with a warning.
+ */
+static void lock_memory(void)
+{
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+		return;
+	if (geteuid() == 0)
+		die(1, "cannot lock memory (mlockall): %s; refusing to handle keys that could be swapped out",
+		    strerror(errno));
+	fprintf(stderr, PROG ": warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
+		strerror(errno));
+}
+
+/*
+ * The keys, wiped at exit whichever way the program ends (die() too): the
+ * key setups, and the contexts made from them.
+ */
+static struct keysetup old_ks, new_ks;
+static struct loop_aes_ctx *old_ctx, *new_ctx;
+
+static void wipe_keys(void)
+{
+	keysetup_wipe(&old_ks);
+	keysetup_wipe(&new_ks);
+	if (old_ctx)
+		loop_aes_wipe(old_ctx);
+	if (new_ctx)
+		loop_aes_wipe(new_ctx);
+	free(old_ctx);
+	free(new_ctx);
+	old_ctx = new_ctx = NULL;
+}
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_stop(int sig)
+{
+	stop_signal = sig;
+}
+
+/* The progress line on a terminal, at most a few times a second. */
+struct progress {
+	int on;
+	struct timespec start, last;
+	uint64_t start_done;
+};
+
+static double since(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static void progress_show(struct progress *pg, const struct reenc *r, int last)
+{
+	struct timespec now;
+	double secs;
+
+	if (!pg->on)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (!last && since(&pg->last, &now) < 0.25)
+		return;
+	pg->last = now;
+	secs = since(&pg->start, &now);
+	fprintf(stderr, "\r" PROG ": %5.1f%% rewritten, %.1f MiB/s  ",
+		100.0 * (double)r->done / (double)r->p.nsect,
+		secs > 0 ? (double)(r->done - pg->start_done) *
+			   LOOP_AES_SECTOR_SIZE / secs / (1024 * 1024) : 0.0);
+	if (last)
+		fputc('\n', stderr);
+}
+
+/* The options of the old and of the new key setup, and the rest. */
+struct args {
+	struct aesloop_opts old_o, new_o;
+	const char *offset, *sizelimit, *journal, *volume;
+	unsigned long long chunk;
+	int force, verbose, quiet;
+};
+
+static int parse_fd(const char *s, const char *opt)
+{
+	unsigned long long fd;
+
+	if (parse_num(s, INT_MAX, &fd))
+		die(2, "%s: '%s' is not a file descriptor number", opt, s);
+	return (int)fd;
+}
+
+static void parse_args(struct args *a, int argc, char **argv)
+{
+	int c;
+
+	aesloop_opts_init(&a->old_o);
+	aesloop_opts_init(&a->new_o);
+	a->chunk = REENC_CHUNK_DEFAULT;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":e:H:S:C:K:G:P:p:o:s:vqh", long_options,
+				NULL)) != -1) {
+		switch (c) {
+		case 'e': a->old_o.encryption = optarg; break;
+		case 'H': a->old_o.phash = optarg; break;
+		case 'S': a->old_o.pseed = optarg; break;
+		case 'C': a->old_o.itercountk = optarg; break;
+		case 'K': a->old_o.gpgkey = optarg; break;
+		case 'G': a->old_o.gpghome = optarg; break;
+		case 'P': a->old_o.cleartextkey = optarg; break;
+		case 'p': a->old_o.passfd = parse_fd(optarg, "-p"); break;
+		case OPT_NEW_ENCRYPTION: a->new_o.encryption = optarg; break;
+		case OPT_NEW_PHASH: a->new_o.phash = optarg; break;
+		case OPT_NEW_PSEED: a->new_o.pseed = optarg; break;
+		case OPT_NEW_ITERCOUNTK: a->new_o.itercountk = optarg; break;
+		case OPT_NEW_GPGKEY: a->new_o.gpgkey = optarg; break;
+		case OPT_NEW_GPGHOME: a->new_o.gpghome = optarg; break;
+		case OPT_NEW_CLEARTEXTKEY: a->new_o.cleartextkey = optarg; break;
+		case OPT_NEW_PASSFD:
+			a->new_o.passfd = parse_fd(optarg, "--new-pass-fd");
+			break;
+		case 'o': a->offset = optarg; break;
+		case 's': a->sizelimit = optarg; break;
+		case OPT_JOURNAL: a->journal = optarg; break;
+		case OPT_CHUNK:
+			if (parse_num(optarg, REENC_CHUNK_MAX, &a->chunk) ||
+			    a->chunk < REENC_CHUNK_MIN || a->chunk % 4096)
+				die(2, "--chunk-size: '%s' is not a multiple of 4096 bytes from %u to %u",
+				    optarg, REENC_CHUNK_MIN, REENC_CHUNK_MAX);
+			break;
+		case OPT_FORCE: a->force = 1; break;
+		case 'v': a->verbose = 1; break;
+		case 'q': a->quiet = 1; break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case OPT_VERSION:
+			printf(PROG " (aesloop) " AESLOOP_VERSION "\n");
+			exit(0);
+		case ':':
+			die(2, "option %s needs an argument (see --help)", argv[optind - 1]);
+		default:
+			die(2, "unknown option '%s' (see --help)", argv[optind - 1]);
+		}
+	}
+	if (optind != argc - 1)
+		die(2, optind < argc ? "one volume only (see --help)" :
+			"no volume given (see --help)");
+	a->volume = argv[optind];
+	if (!a->old_o.encryption)
+		die(2, "-e (the old cipher: AES128, AES192 or AES256) is required");
+	if (!a->new_o.encryption)
+		a->new_o.encryption = a->old_o.encryption;
+	if (a->old_o.passfd >= 0 && a->old_o.passfd == a->new_o.passfd)
+		die(2, "-p and --new-pass-fd name the same descriptor: give each its own");
+	/* A new passphrase typed on the terminal is asked twice. */
+	a->new_o.ask_twice = !a->new_o.gpgkey;
+}
+
+/* The keys of one side; exits with the key setup's message on failure. */
+static void read_keys(struct keysetup *ks, const struct aesloop_opts *o,
+		      const struct volume *v, const struct reenc_params *p,
+		      const char *side, const char *prompt)
+{
+	if (aesloop_get_keys_offline(ks, o, PROG, v->path, p->data_offset, prompt))
+		die(1, "%s keys: %s", side, ks->errmsg);
+	if (ks->hash == KEYSETUP_HASH_RANDOM)
+		die(2, "%s keys: phash=random makes keys that no later run has: not for a conversion",
+		    side);
+}
+
+/* A resume: the journal must be this volume's, and the keys its keys. */
+static void check_resume(const char *journal, const struct reenc_params *j,
+			 const struct reenc_params *now,
+			 const struct keysetup *old_ks,
+			 const struct keysetup *new_ks)
+{
+	uint8_t check[REENC_HASH_LEN];
+
+	if (j->data_offset != now->data_offset || j->nsect != now->nsect ||
+	    j->iv_sector != now->iv_sector || j->vol_size != now->vol_size)
+		die(1, "the journal %s is of another volume, or of other -o/-s options: it records %llu sectors at byte %llu (IV sector %llu) of a volume of %llu bytes",
+		    journal, (unsigned long long)j->nsect,
+		    (unsigned long long)j->data_offset,
+		    (unsigned long long)j->iv_sector,
+		    (unsigned long long)j->vol_size);
+	key_check(old_ks, j->salt, check);
+	if (memcmp(check, j->old_check, REENC_HASH_LEN))
+		die(1, "the old keys are not those of the conversion that %s records: nothing was written",
+		    journal);
+	key_check(new_ks, j->salt, check);
+	if (memcmp(check, j->new_check, REENC_HASH_LEN))
+		die(1, "the new keys are not those of the conversion that %s records: nothing was written",
+		    journal);
+}
+
+/*
+ * A new conversion: the old key must find something known in the
+ * plaintext (unless --force), the new keys must differ; then the journal.
+ */
+static void start_new(const struct args *a, const struct volume *v,
+		      struct reenc_params *p, const struct keysetup *old_ks,
+		      const struct keysetup *new_ks,
+		      const struct loop_aes_ctx *old_ctx)
+{
+	char what[128], err[PATH_MAX + 128];
+	int rc;
+
+	rc = probe_plaintext(v, p, old_ctx, what, sizeof(what));
+	if (rc < 0)
+		die(1, "cannot check the old keys against %s: %s", v->path,
+		    strerror(-rc));
+	if (!rc && !a->force)
+		die(1, "the old keys show no file system, swap or partition table on %s: wrong keys or options? (--force goes on anyway): nothing was written",
+		    v->path);
+	if (a->verbose)
+		fprintf(stderr, PROG ": the old keys show %s\n",
+			rc ? what : "nothing known (--force)");
+	if (getrandom(p->salt, sizeof(p->salt), 0) != sizeof(p->salt))
+		die(1, "cannot get random bytes: %s", strerror(errno));
+	key_check(old_ks, p->salt, p->old_check);
+	key_check(new_ks, p->salt, p->new_check);
+	if (!memcmp(p->old_check, p->new_check, REENC_HASH_LEN))
+		die(2, "the new keys are the old keys: nothing to do");
+	p->old_nslots = old_ks->nslots;
+	p->old_key_len = old_ks->key_len;
+	p->new_nslots = new_ks->nslots;
+	p->new_key_len = new_ks->key_len;
+	p->chunk_sect = (uint32_t)(a->chunk / LOOP_AES_SECTOR_SIZE);
+	if (reenc_journal_create(a->journal, p, err, sizeof(err)))
+		die(1, "%s", err);
+}
+
+static int run(struct reenc *r, const char *journal, int quiet)
+{
+	struct progress pg = { .on = !quiet && isatty(STDERR_FILENO) };
+	struct sigaction sa = { .sa_handler = on_stop };
+	int rc = 0;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &pg.start);
+	pg.last = pg.start;
+	pg.start_done = r->done;
+	while (r->done < r->p.nsect && !rc && !stop_signal) {
+		rc = reenc_chunk(r);
+		progress_show(&pg, r, 0);
+	}
+	if (!rc && !stop_signal)
+		rc = reenc_finish(r, journal);
+	progress_show(&pg, r, 1);
+	if (rc) {
+		fprintf(stderr, PROG ": %s; the journal %s keeps what is done: run the same command again to go on\n",
+			r->errmsg, journal);
+		return 1;
+	}
+	if (stop_signal) {
+		fprintf(stderr, PROG ": stopped (%s) with %.1f%% rewritten; run the same command again to go on\n",
+			strsignal(stop_signal),
+			100.0 * (double)r->done / (double)r->p.nsect);
+		return 1;
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	char journal_buf[PATH_MAX];
+	struct reenc_params now = { 0 };
+	struct reenc r = { .jfd = -1 };
+	struct volume v;
+	struct args a = { 0 };
+	int status, resume;
+
+	parse_args(&a, argc, argv);
+	keysetup_init(&old_ks, PROG);
+	keysetup_init(&new_ks, PROG);
+	atexit(wipe_keys);
+	lock_memory();
+	{
+		const struct loop_aes_engine *engine = loop_aes_probe(NULL);
+
+		if (engine)
+			loop_aes_set_engine(engine);
+	}
+	if (!a.journal) {
+		struct stat st;
+
+		if (!stat(a.volume, &st) && S_ISBLK(st.st_mode))
+			die(2, "a block device needs --journal FILE, on another disk");
+		if (snprintf(journal_buf, sizeof(journal_buf), "%s.reencrypt",
+			     a.volume) >= (int)sizeof(journal_buf))
+			die(2, "%s: name too long", a.volume);
+		a.journal = journal_buf;
+	}
+	volume_open(&v, a.volume);
+	volume_area(&v, a.offset, a.sizelimit, &now);
+	resume = !access(a.journal, F_OK);
+	if (resume) {
+		r.jfd = open(a.journal, O_RDWR | O_CLOEXEC);
+		if (r.jfd < 0)
+			die(1, "cannot open the journal %s: %s", a.journal, strerror(errno));
+		if (flock(r.jfd, LOCK_EX | LOCK_NB))
+			die(1, "the journal %s is locked by another %s", a.journal, PROG);
+		if (reenc_journal_read_params(r.jfd, &r.p))
+			die(1, "%s is not a whole %s journal: nothing was written (if it is not one, give another --journal)",
+			    a.journal, PROG);
+	}
+
+	read_keys(&old_ks, &a.old_o, &v, &now, "old", "Old password: ");
+	read_keys(&new_ks, &a.new_o, &v, &now, "new", "New password: ");
+	old_ctx = key_context(&old_ks);
+	new_ctx = key_context(&new_ks);
+	if (!old_ctx || !new_ctx)
+		die(1, "cannot set up the AES keys (out of memory?)");
+	if (resume) {
+		check_resume(a.journal, &r.p, &now, &old_ks, &new_ks);
+	} else {
+		start_new(&a, &v, &now, &old_ks, &new_ks, old_ctx);
+		r.p = now;
+		r.jfd = open(a.journal, O_RDWR | O_CLOEXEC);
+		if (r.jfd < 0 || flock(r.jfd, LOCK_EX | LOCK_NB))
+			die(1, "cannot open the journal %s: %s", a.journal, strerror(errno));
+	}
+	if (a.verbose)
+		fprintf(stderr, PROG ": %s%s, %u-bit keys to %s, %u-bit keys; AES code %s\n",
+			resume ? "resuming: " : "", keysetup_mode_name(&old_ks),
+			old_ks.key_len * 8, keysetup_mode_name(&new_ks),
+			new_ks.key_len * 8, loop_aes_get_engine()->name);
+	keysetup_wipe(&old_ks);
+	keysetup_wipe(&new_ks);
+
+	r.vol_fd = v.fd;
+	r.old_ctx = old_ctx;
+	r.new_ctx = new_ctx;
+	r.buf = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	if (!r.buf)
+		die(1, "out of memory for a chunk of %u sectors", r.p.chunk_sect);
+	if (reenc_recover(&r)) {
+		fprintf(stderr, PROG ": %s\n", r.errmsg);
+		status = 1;
+	} else {
+		if (resume && a.verbose)
+			fprintf(stderr, PROG ": %.1f%% was rewritten before\n",
+				100.0 * (double)r.done / (double)r.p.nsect);
+		status = run(&r, a.journal, a.quiet);
+	}
+
+	memzero_explicit(r.buf, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	free(r.buf);
+	wipe_keys();
+	close(r.jfd);
+	if (close(v.fd) && !status) {
+		fprintf(stderr, PROG ": %s: %s\n", v.path, strerror(errno));
+		status = 1;
+	}
+	return status;
+}

@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * reencrypt.c - the journal and the chunk loop of aesloop-reencrypt: the
+ * order of writes that reencrypt.h describes, the journal's blocks, and the
+ * recovery after a crash.  Keys, options and the volume's checks are the
+ * program's (aesloop-reencrypt.c).
+ */
+#define _GNU_SOURCE		/* sync_file_range */
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/evp.h>
+
+#include "reencrypt.h"
+
+static const char header_magic[16] = "AESLOOP-REENC-J1";
+static const char record_magic[16] = "AESLOOP-REENC-R1";
+
+/* Where the checksum of a block starts: its last REENC_HASH_LEN bytes. */
+#define SUM_AT		(REENC_BLOCK - REENC_HASH_LEN)
+
+/*
+ * The header block: magic, then the fields of struct reenc_params at these
+ * offsets, little-endian; zeros; the SHA-256 of bytes 0..SUM_AT-1 at SUM_AT.
+ */
+enum {
+	H_CHUNK = 16, H_OFFSET = 24, H_NSECT = 32, H_IV = 40, H_VOLSIZE = 48,
+	H_OLD_NSLOTS = 56, H_OLD_KEYLEN = 60, H_NEW_NSLOTS = 64,
+	H_NEW_KEYLEN = 68, H_SALT = 72, H_OLD_CHECK = 104, H_NEW_CHECK = 136,
+};
+
+/*
+ * A record block: magic, seq, start sector, sector count, flags, the
+ * SHA-256 of the slot's data (the chunk's old ciphertext, nsect * 512
+ * bytes) and of the chunk's new ciphertext; zeros; its checksum.
+ */
+enum {
+	R_SEQ = 16, R_START = 24, R_NSECT = 32, R_FLAGS = 36, R_OLD_SUM = 40,
+	R_NEW_SUM = 72,
+};
+
+struct record {
+	uint64_t seq;
+	uint64_t start;
+	uint32_t nsect;
+	uint32_t flags;
+	uint8_t old_sum[REENC_HASH_LEN];
+	uint8_t new_sum[REENC_HASH_LEN];
+};
+
+static void put32(uint8_t *p, uint32_t v)
+{
+	unsigned int i;
+
+	for (i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static void put64(uint8_t *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+static uint32_t get32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get64(const uint8_t *p)
+{
+	return get32(p) | (uint64_t)get32(p + 4) << 32;
+}
+
+static void seterr(struct reenc *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void seterr(struct reenc *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(r->errmsg, sizeof(r->errmsg), fmt, ap);
+	va_end(ap);
+}
+
+static int sha256(const void *data, size_t len, uint8_t out[REENC_HASH_LEN])
+{
+	unsigned int n = 0;
+
+	if (!EVP_Digest(data, len, out, &n, EVP_sha256(), NULL) ||
+	    n != REENC_HASH_LEN)
+		return -EIO;
+	return 0;
+}
+
+/* Set the checksum of a block; check it with block_ok(). */
+static int block_seal(uint8_t *b)
+{
+	return sha256(b, SUM_AT, b + SUM_AT);
+}
+
+static int block_ok(const uint8_t *b, const char magic[16])
+{
+	uint8_t sum[REENC_HASH_LEN];
+
+	return !memcmp(b, magic, 16) && !sha256(b, SUM_AT, sum) &&
+	       !memcmp(sum, b + SUM_AT, REENC_HASH_LEN);
+}
+
+static int pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+	size_t got = 0;
+
+	while (got < len) {
+		ssize_t n = pread(fd, (uint8_t *)buf + got, len - got,
+				  (off_t)(off + got));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			return -ENODATA;	/* shorter than it said */
+		got += (size_t)n;
+	}
+	return 0;
+}
+
+static int pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+	size_t put = 0;
+
+	while (put < len) {
+		ssize_t n = pwrite(fd, (const uint8_t *)buf + put, len - put,
+				   (off_t)(off + put));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		put += (size_t)n;
+	}
+	return 0;
+}
+
+static uint64_t chunk_bytes(const struct reenc_params *p)
+{
+	return (uint64_t)p->chunk_sect * LOOP_AES_SECTOR_SIZE;
+}
+
+/* Where slot @i (0 or 1) starts in the journal, bytes. */
+static uint64_t slot_at(const struct reenc_params *p, unsigned int i)
+{
+	return REENC_BLOCK + i * (REENC_BLOCK + chunk_bytes(p));
+}
+
+static void header_encode(uint8_t *b, const struct reenc_params *p)
+{
+	memset(b, 0, REENC_BLOCK);
+	memcpy(b, header_magic, 16);
+	put32(b + H_CHUNK, p->chunk_sect);
+	put64(b + H_OFFSET, p->data_offset);
+	put64(b + H_NSECT, p->nsect);
+	put64(b + H_IV, p->iv_sector);
+	put64(b + H_VOLSIZE, p->vol_size);
+	put32(b + H_OLD_NSLOTS, p->old_nslots);
+	put32(b + H_OLD_KEYLEN, p->old_key_len);
+	put32(b + H_NEW_NSLOTS, p->new_nslots);
+	put32(b + H_NEW_KEYLEN, p->new_key_len);
+	memcpy(b + H_SALT, p->salt, REENC_HASH_LEN);
+	memcpy(b + H_OLD_CHECK, p->old_check, REENC_HASH_LEN);
+	memcpy(b + H_NEW_CHECK, p->new_check, REENC_HASH_LEN);
+}
+
+static void header_decode(const uint8_t *b, struct reenc_params *p)
+{
+	p->chunk_sect = get32(b + H_CHUNK);
+	p->data_offset = get64(b + H_OFFSET);
+	p->nsect = get64(b + H_NSECT);
+	p->iv_sector = get64(b + H_IV);
+	p->vol_size = get64(b + H_VOLSIZE);
+	p->old_nslots = get32(b + H_OLD_NSLOTS);
+	p->old_key_len = get32(b + H_OLD_KEYLEN);
+	p->new_nslots = get32(b + H_NEW_NSLOTS);
+	p->new_key_len = get32(b + H_NEW_KEYLEN);
+	memcpy(p->salt, b + H_SALT, REENC_HASH_LEN);
+	memcpy(p->old_check, b + H_OLD_CHECK, REENC_HASH_LEN);
+	memcpy(p->new_check, b + H_NEW_CHECK, REENC_HASH_LEN);
+}
+
+/* fsync the directory that holds @path, so that a new name in it lasts. */
+static int sync_dir_of(const char *path)
+{
+	char copy[PATH_MAX];
+	int fd, rc = 0;
+
+	if (snprintf(copy, sizeof(copy), "%s", path) >= (int)sizeof(copy))
+		return -ENAMETOOLONG;
+	fd = open(dirname(copy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+/**
+ * reenc_journal_create() - make the journal of a new conversion
+ * @path:   the journal's name; it must not exist
+ * @p:      what the header records
+ * @err:    the message of a failure
+ * @errlen: its size, bytes
+ *
+ * The journal appears whole or not at all: it is written as PATH.new
+ * (replacing a leftover of a crash), its header synced and its slots
+ * allocated (space for two chunks, so that the run cannot fail for lack of
+ * it midway), then renamed to @path and the directory synced.  Its slots
+ * hold no record.
+ *
+ * Return: 0, or a negative errno with the message in @err.
+ */
+int reenc_journal_create(const char *path, const struct reenc_params *p,
+			 char *err, size_t errlen)
+{
+	uint8_t block[REENC_BLOCK];
+	char tmp[PATH_MAX];
+	const char *step;
+	int fd, rc;
+
+	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
+		snprintf(err, errlen, "journal %s: name too long", path);
+		return -ENAMETOOLONG;
+	}
+	if (!access(path, F_OK)) {
+		snprintf(err, errlen, "journal %s exists already", path);
+		return -EEXIST;
+	}
+	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "cannot create the journal %s: %s", tmp,
+			 strerror(-rc));
+		return rc;
+	}
+	header_encode(block, p);
+	step = "write its header";
+	rc = block_seal(block);
+	if (!rc)
+		rc = pwrite_full(fd, block, REENC_BLOCK, 0);
+	if (!rc) {
+		step = "allocate its space";
+		rc = -posix_fallocate(fd, 0, (off_t)slot_at(p, 2));
+		if (rc == -EOPNOTSUPP)	/* then at least its size */
+			rc = ftruncate(fd, (off_t)slot_at(p, 2)) ? -errno : 0;
+	}
+	if (!rc) {
+		step = "sync it";
+		rc = fdatasync(fd) ? -errno : 0;
+	}
+	if (!rc) {
+		step = "rename it";
+		rc = rename(tmp, path) ? -errno : 0;
+		if (rc)
+			unlink(tmp);
+	}
+	if (!rc) {
+		step = "sync its directory";
+		rc = sync_dir_of(path);
+	}
+	if (rc && strcmp(step, "rename it") && strcmp(step, "sync its directory"))
+		unlink(tmp);
+	close(fd);
+	if (rc)
+		snprintf(err, errlen, "journal %s: cannot %s: %s", path, step,
+			 strerror(-rc));
+	memset(block, 0, sizeof(block));
+	return rc;
+}
+
+/**
+ * reenc_journal_read_params() - the parameters a journal's header records
+ * @jfd: the journal, open
+ * @p:   set from its header
+ *
+ * Return: 0; -EINVAL if the header is not a whole aesloop-reencrypt header
+ * (its magic or checksum wrong) or its values cannot be; -errno of a
+ * failed read.
+ */
+int reenc_journal_read_params(int jfd, struct reenc_params *p)
+{
+	uint8_t block[REENC_BLOCK];
+	int rc;
+
+	rc = pread_full(jfd, block, REENC_BLOCK, 0);
+	if (rc)
+		return rc == -ENODATA ? -EINVAL : rc;
+	if (!block_ok(block, header_magic))
+		return -EINVAL;
+	header_decode(block, p);
+	if (p->chunk_sect * (uint64_t)LOOP_AES_SECTOR_SIZE < REENC_CHUNK_MIN ||
+	    p->chunk_sect * (uint64_t)LOOP_AES_SECTOR_SIZE > REENC_CHUNK_MAX ||
+	    !p->nsect)
+		return -EINVAL;
+	return 0;
+}
+
+/* Read slot @i's record; 0 if it is whole and fits the header, else -1. */
+static int record_read(struct reenc *r, unsigned int i, struct record *rec)
+{
+	uint8_t block[REENC_BLOCK];
+	uint64_t last_seq = (r->p.nsect + r->p.chunk_sect - 1) / r->p.chunk_sect;
+
+	if (pread_full(r->jfd, block, REENC_BLOCK, slot_at(&r->p, i)) ||
+	    !block_ok(block, record_magic))
+		return -1;
+	rec->seq = get64(block + R_SEQ);
+	rec->start = get64(block + R_START);
+	rec->nsect = get32(block + R_NSECT);
+	rec->flags = get32(block + R_FLAGS);
+	memcpy(rec->old_sum, block + R_OLD_SUM, REENC_HASH_LEN);
+	memcpy(rec->new_sum, block + R_NEW_SUM, REENC_HASH_LEN);
+	if (rec->flags & REENC_DONE)
+		return rec->seq == last_seq + 1 ? 0 : -1;
+	/* Chunk k is in slot k % 2 with seq k + 1, and is whole but the last. */
+	if (!rec->seq || rec->seq > last_seq || (rec->seq - 1) % 2 != i ||
+	    rec->start != (rec->seq - 1) * r->p.chunk_sect ||
+	    rec->nsect != (rec->seq < last_seq ? r->p.chunk_sect :
+			   r->p.nsect - rec->start))
+		return -1;
+	return 0;
+}
+
+static int record_write(struct reenc *r, const struct record *rec)
+{
+	uint8_t block[REENC_BLOCK];
+	int rc;
+
+	memset(block, 0, sizeof(block));
+	memcpy(block, record_magic, 16);
+	put64(block + R_SEQ, rec->seq);
+	put64(block + R_START, rec->start);
+	put32(block + R_NSECT, rec->nsect);
+	put32(block + R_FLAGS, rec->flags);
+	memcpy(block + R_OLD_SUM, rec->old_sum, REENC_HASH_LEN);
+	memcpy(block + R_NEW_SUM, rec->new_sum, REENC_HASH_LEN);
+	rc = block_seal(block);
+	if (!rc)
+		rc = pwrite_full(r->jfd, block, REENC_BLOCK,
+				 slot_at(&r->p, (unsigned int)((rec->seq - 1) % 2)));
+	return rc;
+}
+
+/*
+ * The @nsect sectors of old ciphertext in @r->buf (data sector @start on),
+ * decrypted with the old keys and encrypted with the new ones, in place.
+ */
+static void transform(struct reenc *r, uint64_t start, uint32_t nsect)
+{
+	uint64_t iv = r->p.iv_sector + start;
+
+	loop_aes_decrypt(r->old_ctx, r->buf, r->buf, nsect, iv);
+	loop_aes_encrypt(r->new_ctx, r->buf, r->buf, nsect, iv);
+}
+
+/* Write @r->buf over the volume's sectors of @rec, and sync. */
+static int write_chunk(struct reenc *r, const struct record *rec)
+{
+	uint64_t at = r->p.data_offset + rec->start * LOOP_AES_SECTOR_SIZE;
+	int rc;
+
+	rc = pwrite_full(r->vol_fd, r->buf,
+			 (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE, at);
+	if (rc) {
+		seterr(r, "cannot write the volume at byte %llu: %s",
+		       (unsigned long long)at, strerror(-rc));
+		return rc;
+	}
+	if (fdatasync(r->vol_fd)) {
+		rc = -errno;
+		seterr(r, "cannot sync the volume: %s", strerror(-rc));
+	}
+	return rc;
+}
+
+/* Read the volume's sectors of @rec into @r->buf. */
+static int read_chunk(struct reenc *r, const struct record *rec)
+{
+	uint64_t at = r->p.data_offset + rec->start * LOOP_AES_SECTOR_SIZE;
+	int rc;
+
+	rc = pread_full(r->vol_fd, r->buf,
+			(size_t)rec->nsect * LOOP_AES_SECTOR_SIZE, at);
+	if (rc)
+		seterr(r, "cannot read the volume at byte %llu: %s",
+		       (unsigned long long)at,
+		       rc == -ENODATA ? "it is shorter than when the conversion started" :
+		       strerror(-rc));
+	return rc;
+}
+
+/* Is the SHA-256 of @r->buf's first @len bytes @sum? */
+static int buf_is(struct reenc *r, size_t len, const uint8_t *sum)
+{
+	uint8_t now[REENC_HASH_LEN];
+
+	return !sha256(r->buf, len, now) && !memcmp(now, sum, REENC_HASH_LEN);
+}
+
+/*
+ * Finish the chunk of @rec, the newest whole record: its old ciphertext is
+ * in the journal (whole unless the crash came before the journal's sync,
+ * when the volume's chunk is still untouched), or still on the volume; or
+ * the volume has the new ciphertext already.
+ */
+static int redo(struct reenc *r, const struct record *rec)
+{
+	size_t len = (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE;
+	int rc;
+
+	rc = pread_full(r->jfd, r->buf, len,
+			slot_at(&r->p, (unsigned int)((rec->seq - 1) % 2)) + REENC_BLOCK);
+	if (rc && rc != -ENODATA) {
+		seterr(r, "cannot read the journal: %s", strerror(-rc));
+		return rc;
+	}
+	if (rc || !buf_is(r, len, rec->old_sum)) {
+		rc = read_chunk(r, rec);
+		if (rc)
+			return rc;
+		if (buf_is(r, len, rec->new_sum))
+			return 0;	/* rewritten before the crash */
+		if (!buf_is(r, len, rec->old_sum)) {
+			seterr(r, "the journal's copy of sectors %llu-%llu is damaged, and the volume has neither their old nor their new ciphertext: cannot go on safely",
+			       (unsigned long long)rec->start,
+			       (unsigned long long)(rec->start + rec->nsect - 1));
+			return -EIO;
+		}
+	}
+	transform(r, rec->start, rec->nsect);
+	if (!buf_is(r, len, rec->new_sum)) {
+		seterr(r, "the keys do not give the new ciphertext the journal recorded for sectors %llu-%llu: nothing was written",
+		       (unsigned long long)rec->start,
+		       (unsigned long long)(rec->start + rec->nsect - 1));
+		return -EINVAL;
+	}
+	return write_chunk(r, rec);
+}
+
+/**
+ * reenc_recover() - where a conversion stands, from its journal
+ * @r: @p, @vol_fd, @jfd, both key contexts and @buf set
+ *
+ * Finds the newest whole record (reencrypt.h) and finishes its chunk: from
+ * the old ciphertext kept in the journal (checked against the record's
+ * SHA-256 first), or, if the crash came before that copy was synced, from
+ * the volume, whose chunk was then not touched yet.  The result must have
+ * the SHA-256 of new ciphertext the record holds.  @done then points after
+ * the chunk.  Without a whole record nothing was written to the volume:
+ * @done is 0.  After the record of the end, @finished is set.  The caller
+ * has checked both keys against the header's check values.
+ *
+ * Return: 0, or a negative errno with @errmsg set.
+ */
+int reenc_recover(struct reenc *r)
+{
+	struct record rec[2];
+	unsigned int i, n = 0;
+	int rc;
+
+	for (i = 0; i < 2; i++)
+		if (!record_read(r, i, &rec[n]))
+			n++;
+	if (n == 2 && rec[1].seq > rec[0].seq)
+		rec[0] = rec[1];
+	r->done = 0;
+	r->seq = 0;
+	if (!n)
+		return 0;
+	if (rec[0].flags & REENC_DONE) {
+		r->done = r->p.nsect;
+		r->seq = rec[0].seq;
+		r->finished = 1;
+		return 0;
+	}
+	rc = redo(r, &rec[0]);
+	if (rc)
+		return rc;
+	r->done = rec[0].start + rec[0].nsect;
+	r->seq = rec[0].seq;
+	return 0;
+}
+
+/**
+ * reenc_chunk() - rewrite the next chunk (reencrypt.h, steps 1 to 3)
+ * @r: a conversion after reenc_recover(), @done < @p.nsect
+ *
+ * Return: 0 with @done advanced, or a negative errno with @errmsg set.  A
+ * failure leaves the journal and the volume as a crash would: a new run
+ * goes on from there.
+ */
+int reenc_chunk(struct reenc *r)
+{
+	struct record rec = { 0 };
+	uint64_t slot;
+	size_t len;
+	int rc;
+
+	rec.seq = r->seq + 1;
+	rec.start = r->done;
+	rec.nsect = (uint32_t)(r->p.nsect - r->done < r->p.chunk_sect ?
+			       r->p.nsect - r->done : r->p.chunk_sect);
+	len = (size_t)rec.nsect * LOOP_AES_SECTOR_SIZE;
+	slot = slot_at(&r->p, (unsigned int)((rec.seq - 1) % 2));
+
+	rc = read_chunk(r, &rec);
+	if (rc)
+		return rc;
+	rc = sha256(r->buf, len, rec.old_sum);
+	if (!rc)
+		rc = pwrite_full(r->jfd, r->buf, len, slot + REENC_BLOCK);
+	if (!rc) {
+		transform(r, rec.start, rec.nsect);
+		rc = sha256(r->buf, len, rec.new_sum);
+	}
+	if (!rc)
+		rc = record_write(r, &rec);
+	if (!rc && fdatasync(r->jfd))
+		rc = -errno;
+	if (rc) {
+		seterr(r, "cannot write the journal: %s", strerror(-rc));
+		return rc;
+	}
+	rc = write_chunk(r, &rec);
+	if (rc)
+		return rc;
+	r->done += rec.nsect;
+	r->seq = rec.seq;
+	return 0;
+}
+
+/**
+ * reenc_finish() - end a conversion whose chunks are all rewritten
+ * @r:    the conversion, @done == @p.nsect
+ * @path: the journal's name
+ *
+ * Records the end (a record with REENC_DONE, in the slot that does not hold
+ * the last chunk's, synced), overwrites the old ciphertext kept in both
+ * slots with zeros, then removes the journal.  A crash anywhere in this
+ * leaves a journal that a new run finishes the same way.
+ *
+ * Return: 0, or a negative errno with @errmsg set.
+ */
+int reenc_finish(struct reenc *r, const char *path)
+{
+	struct record rec = { 0 };
+	uint8_t *zero = r->buf;
+	unsigned int i;
+	int rc = 0;
+
+	if (!r->finished) {
+		rec.seq = r->seq + 1;
+		rec.start = r->p.nsect;
+		rec.flags = REENC_DONE;
+		rc = record_write(r, &rec);
+		if (!rc && fdatasync(r->jfd))
+			rc = -errno;
+		if (rc) {
+			seterr(r, "cannot write the journal: %s", strerror(-rc));
+			return rc;
+		}
+		r->seq = rec.seq;
+		r->finished = 1;
+	}
+	memset(zero, 0, chunk_bytes(&r->p));
+	for (i = 0; i < 2 && !rc; i++)
+		rc = pwrite_full(r->jfd, zero, chunk_bytes(&r->p),
+				 slot_at(&r->p, i) + REENC_BLOCK);
+	if (!rc && fdatasync(r->jfd))
+		rc = -errno;
+	if (!rc && unlink(path))
+		rc = -errno;
+	if (!rc)
+		rc = sync_dir_of(path);
+	if (rc)
+		seterr(r, "cannot clear and remove the journal %s: %s", path,
+		       strerror(-rc));
+	return rc;
+}

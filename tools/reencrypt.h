@@ -1,0 +1,116 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * reencrypt.h - rewriting a loop-AES volume from one key setup to another,
+ * chunk by chunk, with a journal that makes a crash at any instant
+ * recoverable (doc/reencrypt.md says why it is built this way).
+ *
+ * The journal is a file of its own (never on the volume):
+ *
+ *	0                       header block (REENC_BLOCK bytes), written once
+ *	REENC_BLOCK             slot 0: a record block, then chunk bytes
+ *	REENC_BLOCK + slot size slot 1: the same
+ *
+ * Chunk k (sectors k * chunk .. k * chunk + n - 1 of the data) is rewritten
+ * in this order:
+ *	1. its old ciphertext is read from the volume;
+ *	2. that ciphertext goes into slot k % 2, and the slot's record says
+ *	   seq = k + 1, where the chunk starts, and the SHA-256 of the
+ *	   ciphertext; fdatasync of the journal;
+ *	3. the chunk is decrypted with the old keys, encrypted with the new
+ *	   ones and written over the old ciphertext; fdatasync of the volume.
+ * Step 2 of chunk k + 1 only starts after step 3 of chunk k, so the newest
+ * whole record (its checksum right and its data's SHA-256 right) names the
+ * only chunk that can be half rewritten: everything before it is new,
+ * everything after it old.  A resume rewrites that chunk again from the
+ * ciphertext in the journal, which the crash cannot have touched (it
+ * alternates slots), and goes on.  A crash during step 2 leaves a record
+ * that is not whole: the one before it, in the other slot, is then the
+ * newest, and its chunk is rewritten once more, which changes nothing.
+ * When every chunk is done, a record with REENC_DONE is written, in the
+ * slot not holding the last chunk's record.
+ */
+#ifndef AESLOOP_REENCRYPT_H
+#define AESLOOP_REENCRYPT_H
+
+#include <stdint.h>
+
+#include "loop_aes.h"
+
+/* The journal's header and record blocks, in bytes. */
+#define REENC_BLOCK		4096U
+
+/* SHA-256's output, bytes. */
+#define REENC_HASH_LEN		32U
+
+/* Chunk sizes accepted, in bytes (multiples of 4096). */
+#define REENC_CHUNK_MIN		(64U * 1024)
+#define REENC_CHUNK_MAX		(64U * 1024 * 1024)
+#define REENC_CHUNK_DEFAULT	(4U * 1024 * 1024)
+
+/**
+ * struct reenc_params - what the journal's header records of a conversion
+ * @chunk_sect:  sectors per chunk (512 bytes each)
+ * @data_offset: bytes: where sector 0 of the data is on the volume
+ * @nsect:       sectors to rewrite
+ * @iv_sector:   IV sector number (doc/format.md §4) of data sector 0
+ * @vol_size:    bytes: the whole volume (file or device) as first seen
+ * @old_nslots:  the old setup's mode: 0 (single-key), 64 or 65
+ * @old_key_len: its AES key length, bytes
+ * @new_nslots:  the new setup's mode
+ * @new_key_len: its AES key length, bytes
+ * @salt:        random bytes that the key check values hash first
+ * @old_check:   check value of the old keys (see aesloop-reencrypt.c)
+ * @new_check:   check value of the new keys
+ */
+struct reenc_params {
+	uint32_t chunk_sect;
+	uint64_t data_offset;
+	uint64_t nsect;
+	uint64_t iv_sector;
+	uint64_t vol_size;
+	uint32_t old_nslots;
+	uint32_t old_key_len;
+	uint32_t new_nslots;
+	uint32_t new_key_len;
+	uint8_t salt[REENC_HASH_LEN];
+	uint8_t old_check[REENC_HASH_LEN];
+	uint8_t new_check[REENC_HASH_LEN];
+};
+
+/**
+ * struct reenc - one conversion in progress
+ * @p:        the parameters (from the header of the journal)
+ * @vol_fd:   the volume, open read-write
+ * @jfd:      the journal, open read-write
+ * @old_ctx:  the old keys
+ * @new_ctx:  the new keys
+ * @buf:      chunk_sect * 512 bytes, page-aligned, locked (holds plaintext)
+ * @done:     sectors before this one are rewritten (and synced)
+ * @seq:      the sequence number of the last record written
+ * @finished: the journal says every chunk is rewritten
+ * @errmsg:   what failed, for the caller to print
+ */
+struct reenc {
+	struct reenc_params p;
+	int vol_fd;
+	int jfd;
+	const struct loop_aes_ctx *old_ctx;
+	const struct loop_aes_ctx *new_ctx;
+	uint8_t *buf;
+	uint64_t done;
+	uint64_t seq;
+	int finished;
+	char errmsg[256];
+};
+
+/* Flags of a record (its "flags" field). */
+#define REENC_DONE	1U
+
+int reenc_journal_create(const char *path, const struct reenc_params *p,
+			 char *err, size_t errlen);
+int reenc_journal_read_params(int jfd, struct reenc_params *p);
+int reenc_recover(struct reenc *r);
+int reenc_chunk(struct reenc *r);
+int reenc_finish(struct reenc *r, const char *path);
+
+#endif /* AESLOOP_REENCRYPT_H */
