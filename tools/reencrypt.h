@@ -2,7 +2,7 @@
 /*
  * reencrypt.h - rewriting a loop-AES volume from one key setup to another,
  * chunk by chunk, with a journal that makes a crash at any instant
- * recoverable (doc/reencrypt.md says why it is built this way).
+ * recoverable.
  *
  * The journal is a file of its own (never on the volume):
  *
@@ -12,22 +12,24 @@
  *
  * Chunk k (sectors k * chunk .. k * chunk + n - 1 of the data) is rewritten
  * in this order:
- *	1. its old ciphertext is read from the volume;
- *	2. that ciphertext goes into slot k % 2, and the slot's record says
- *	   seq = k + 1, where the chunk starts, and the SHA-256 of the
- *	   ciphertext; fdatasync of the journal;
- *	3. the chunk is decrypted with the old keys, encrypted with the new
- *	   ones and written over the old ciphertext; fdatasync of the volume.
- * Step 2 of chunk k + 1 only starts after step 3 of chunk k, so the newest
- * whole record (its checksum right and its data's SHA-256 right) names the
- * only chunk that can be half rewritten: everything before it is new,
- * everything after it old.  A resume rewrites that chunk again from the
- * ciphertext in the journal, which the crash cannot have touched (it
- * alternates slots), and goes on.  A crash during step 2 leaves a record
- * that is not whole: the one before it, in the other slot, is then the
- * newest, and its chunk is rewritten once more, which changes nothing.
- * When every chunk is done, a record with REENC_DONE is written, in the
- * slot not holding the last chunk's record.
+ *	1. its old ciphertext is read from the volume and copied into slot
+ *	   k % 2; it is decrypted with the old keys and encrypted with the
+ *	   new ones; the slot's record says seq = k + 1, where the chunk
+ *	   starts, and the SHA-256 of its old and of its new ciphertext;
+ *	   fdatasync of the journal;
+ *	2. the new ciphertext is written over the old; fdatasync of the volume.
+ * Step 1 of chunk k + 1 only starts after step 2 of chunk k, so the newest
+ * whole record (its checksum right) names the only chunk that can be half
+ * rewritten: everything before it is new, everything after it old.  A
+ * resume rewrites that chunk again from the old ciphertext in the journal
+ * (which the crash cannot have touched: slots alternate); if that copy is
+ * not whole, the crash came before the journal's sync, and the volume's
+ * chunk is still the old ciphertext (its SHA-256 says so), or already the
+ * new one.  A crash while a record is written leaves the one before it, in
+ * the other slot, the newest: its chunk is rewritten once more, which
+ * changes nothing.  When every chunk is done, a record with REENC_DONE is
+ * written, in the slot not holding the last chunk's record.  The man page,
+ * aesloop-reencrypt.8, says the same for users.
  */
 #ifndef AESLOOP_REENCRYPT_H
 #define AESLOOP_REENCRYPT_H

@@ -122,6 +122,9 @@ if [ -x "$top/build/bin/losetup" ] && [ -x "$top/build/bin/aesloop-pipe" ]; then
 		[ -x "$dest/usr/local/bin/$p" ] || why+=("no bin/$p")
 		lexgrog "$man/man1/$p.1" 2>/dev/null | grep -q "\"$p - " || why+=("no $p(1) naming it")
 	done
+	[ -x "$dest/usr/local/sbin/aesloop-reencrypt" ] || why+=("no sbin/aesloop-reencrypt")
+	lexgrog "$man/man8/aesloop-reencrypt.8" 2>/dev/null | grep -q '"aesloop-reencrypt - ' ||
+		why+=("no aesloop-reencrypt(8) naming it")
 	if [ ${#why[@]} -eq 0 ]; then
 		pass tools-named-with-pages
 	else
