@@ -250,7 +250,7 @@ check-host: host-tests
 # OpenSSL and aespipe; always built with INTELAES=y.  BENCH_ARGS=--tsv for
 # machine-readable output.
 bench:
-	$(MAKE) INTELAES=y $(BUILD)/bin/aesloop-bench $(BUILD)/bin/aesloop-pipe
+	$(MAKE) INTELAES=y $(BUILD)/bin/aesloop-bench $(BUILD)/bin/aesloop-pipe $(BUILD)/bin/aesloop-reencrypt
 	$(BUILD)/bin/aesloop-bench $(BENCH_ARGS)
 
 # The in-guest I/O comparison (tests/bench/io.sh), not a test: a table of ratios.

@@ -633,6 +633,8 @@ static int run(struct reenc *r, const char *journal, int quiet)
 	}
 	if (!rc && !stop_signal)
 		rc = reenc_finish(r, journal);
+	else if (!rc)
+		rc = reenc_stop(r);
 	progress_show(&pg, r, 1);
 	if (rc) {
 		fprintf(stderr, PROG ": %s; the journal %s keeps what is done: run the same command again to go on\n",
@@ -718,9 +720,11 @@ int main(int argc, char **argv)
 	r.vol_fd = v.fd;
 	r.old_ctx = old_ctx;
 	r.new_ctx = new_ctx;
-	r.buf = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
-	if (!r.buf)
-		die(1, "out of memory for a chunk of %u sectors", r.p.chunk_sect);
+	r.old = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	r.new = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	if (!r.old || !r.new)
+		die(1, "out of memory (or locked memory) for two chunks of %u bytes: try a smaller --chunk-size",
+		    r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
 	if (reenc_recover(&r)) {
 		fprintf(stderr, PROG ": %s\n", r.errmsg);
 		status = 1;
@@ -731,8 +735,9 @@ int main(int argc, char **argv)
 		status = run(&r, a.journal, a.quiet);
 	}
 
-	memzero_explicit(r.buf, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
-	free(r.buf);
+	memzero_explicit(r.new, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	free(r.old);
+	free(r.new);
 	wipe_keys();
 	close(r.jfd);
 	if (close(v.fd) && !status) {

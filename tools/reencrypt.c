@@ -38,20 +38,17 @@ enum {
 
 /*
  * A record block: magic, seq, start sector, sector count, flags, the
- * SHA-256 of the slot's data (the chunk's old ciphertext, nsect * 512
- * bytes) and of the chunk's new ciphertext; zeros; its checksum.
+ * SHA-256 of the chunk's new ciphertext (nsect * 512 bytes); zeros; its
+ * checksum.  The old ciphertext in the slot needs no checksum of its own:
+ * what it decrypts and encrypts to must have that SHA-256.
  */
-enum {
-	R_SEQ = 16, R_START = 24, R_NSECT = 32, R_FLAGS = 36, R_OLD_SUM = 40,
-	R_NEW_SUM = 72,
-};
+enum { R_SEQ = 16, R_START = 24, R_NSECT = 32, R_FLAGS = 36, R_NEW_SUM = 40 };
 
 struct record {
 	uint64_t seq;
 	uint64_t start;
 	uint32_t nsect;
 	uint32_t flags;
-	uint8_t old_sum[REENC_HASH_LEN];
 	uint8_t new_sum[REENC_HASH_LEN];
 };
 
@@ -327,7 +324,6 @@ static int record_read(struct reenc *r, unsigned int i, struct record *rec)
 	rec->start = get64(block + R_START);
 	rec->nsect = get32(block + R_NSECT);
 	rec->flags = get32(block + R_FLAGS);
-	memcpy(rec->old_sum, block + R_OLD_SUM, REENC_HASH_LEN);
 	memcpy(rec->new_sum, block + R_NEW_SUM, REENC_HASH_LEN);
 	if (rec->flags & REENC_DONE)
 		return rec->seq == last_seq + 1 ? 0 : -1;
@@ -351,7 +347,6 @@ static int record_write(struct reenc *r, const struct record *rec)
 	put64(block + R_START, rec->start);
 	put32(block + R_NSECT, rec->nsect);
 	put32(block + R_FLAGS, rec->flags);
-	memcpy(block + R_OLD_SUM, rec->old_sum, REENC_HASH_LEN);
 	memcpy(block + R_NEW_SUM, rec->new_sum, REENC_HASH_LEN);
 	rc = block_seal(block);
 	if (!rc)
@@ -361,44 +356,66 @@ static int record_write(struct reenc *r, const struct record *rec)
 }
 
 /*
- * The @nsect sectors of old ciphertext in @r->buf (data sector @start on),
- * decrypted with the old keys and encrypted with the new ones, in place.
+ * The @nsect sectors of old ciphertext in @r->old (data sector @start on),
+ * decrypted with the old keys and encrypted with the new ones into @r->new;
+ * @sum gets the SHA-256 of the result.
  */
-static void transform(struct reenc *r, uint64_t start, uint32_t nsect)
+static int transform(struct reenc *r, uint64_t start, uint32_t nsect,
+		     uint8_t sum[REENC_HASH_LEN])
 {
 	uint64_t iv = r->p.iv_sector + start;
 
-	loop_aes_decrypt(r->old_ctx, r->buf, r->buf, nsect, iv);
-	loop_aes_encrypt(r->new_ctx, r->buf, r->buf, nsect, iv);
+	loop_aes_decrypt(r->old_ctx, r->new, r->old, nsect, iv);
+	loop_aes_encrypt(r->new_ctx, r->new, r->new, nsect, iv);
+	return sha256(r->new, (size_t)nsect * LOOP_AES_SECTOR_SIZE, sum);
 }
 
-/* Write @r->buf over the volume's sectors of @rec, and sync. */
+/* Sync the volume's last chunk write, if one is waiting for it. */
+static int sync_volume(struct reenc *r)
+{
+	int rc = 0;
+
+	if (!r->vol_unsynced)
+		return 0;
+	if (fdatasync(r->vol_fd)) {
+		rc = -errno;
+		seterr(r, "cannot sync the volume: %s", strerror(-rc));
+		return rc;
+	}
+	r->vol_unsynced = 0;
+	return 0;
+}
+
+/*
+ * Write @r->new over the volume's sectors of @rec; the sync is left for
+ * sync_volume(), which must come before the next record is written.  The
+ * write-back starts at once, so that the next chunk's work overlaps it.
+ */
 static int write_chunk(struct reenc *r, const struct record *rec)
 {
 	uint64_t at = r->p.data_offset + rec->start * LOOP_AES_SECTOR_SIZE;
+	size_t len = (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE;
 	int rc;
 
-	rc = pwrite_full(r->vol_fd, r->buf,
-			 (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE, at);
+	rc = pwrite_full(r->vol_fd, r->new, len, at);
 	if (rc) {
 		seterr(r, "cannot write the volume at byte %llu: %s",
 		       (unsigned long long)at, strerror(-rc));
 		return rc;
 	}
-	if (fdatasync(r->vol_fd)) {
-		rc = -errno;
-		seterr(r, "cannot sync the volume: %s", strerror(-rc));
-	}
-	return rc;
+	r->vol_unsynced = 1;
+	/* only a hint: sync_volume()'s fdatasync() is what counts */
+	sync_file_range(r->vol_fd, (off_t)at, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	return 0;
 }
 
-/* Read the volume's sectors of @rec into @r->buf. */
+/* Read the volume's sectors of @rec into @r->old. */
 static int read_chunk(struct reenc *r, const struct record *rec)
 {
 	uint64_t at = r->p.data_offset + rec->start * LOOP_AES_SECTOR_SIZE;
 	int rc;
 
-	rc = pread_full(r->vol_fd, r->buf,
+	rc = pread_full(r->vol_fd, r->old,
 			(size_t)rec->nsect * LOOP_AES_SECTOR_SIZE, at);
 	if (rc)
 		seterr(r, "cannot read the volume at byte %llu: %s",
@@ -408,66 +425,54 @@ static int read_chunk(struct reenc *r, const struct record *rec)
 	return rc;
 }
 
-/* Is the SHA-256 of @r->buf's first @len bytes @sum? */
-static int buf_is(struct reenc *r, size_t len, const uint8_t *sum)
-{
-	uint8_t now[REENC_HASH_LEN];
-
-	return !sha256(r->buf, len, now) && !memcmp(now, sum, REENC_HASH_LEN);
-}
-
 /*
- * Finish the chunk of @rec, the newest whole record: its old ciphertext is
- * in the journal (whole unless the crash came before the journal's sync,
- * when the volume's chunk is still untouched), or still on the volume; or
- * the volume has the new ciphertext already.
+ * Finish the chunk of @rec, the newest whole record.  Its old ciphertext
+ * is in the journal (whole unless the crash came before the journal's
+ * sync), or, if not, still on the volume, which was then not yet touched;
+ * or the volume has the new ciphertext already.  Whichever it is, the new
+ * ciphertext is what has the record's SHA-256.
  */
 static int redo(struct reenc *r, const struct record *rec)
 {
 	size_t len = (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE;
+	uint8_t sum[REENC_HASH_LEN];
 	int rc;
 
-	rc = pread_full(r->jfd, r->buf, len,
+	rc = pread_full(r->jfd, r->old, len,
 			slot_at(&r->p, (unsigned int)((rec->seq - 1) % 2)) + REENC_BLOCK);
 	if (rc && rc != -ENODATA) {
 		seterr(r, "cannot read the journal: %s", strerror(-rc));
 		return rc;
 	}
-	if (rc || !buf_is(r, len, rec->old_sum)) {
-		rc = read_chunk(r, rec);
-		if (rc)
-			return rc;
-		if (buf_is(r, len, rec->new_sum))
-			return 0;	/* rewritten before the crash */
-		if (!buf_is(r, len, rec->old_sum)) {
-			seterr(r, "the journal's copy of sectors %llu-%llu is damaged, and the volume has neither their old nor their new ciphertext: cannot go on safely",
-			       (unsigned long long)rec->start,
-			       (unsigned long long)(rec->start + rec->nsect - 1));
-			return -EIO;
-		}
-	}
-	transform(r, rec->start, rec->nsect);
-	if (!buf_is(r, len, rec->new_sum)) {
-		seterr(r, "the keys do not give the new ciphertext the journal recorded for sectors %llu-%llu: nothing was written",
-		       (unsigned long long)rec->start,
-		       (unsigned long long)(rec->start + rec->nsect - 1));
-		return -EINVAL;
-	}
-	return write_chunk(r, rec);
+	if (!rc && !transform(r, rec->start, rec->nsect, sum) &&
+	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
+		return write_chunk(r, rec);
+	rc = read_chunk(r, rec);
+	if (rc)
+		return rc;
+	if (!sha256(r->old, len, sum) && !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
+		return 0;	/* rewritten before the crash */
+	if (!transform(r, rec->start, rec->nsect, sum) &&
+	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
+		return write_chunk(r, rec);
+	seterr(r, "neither the journal's copy of sectors %llu-%llu nor the volume's gives the new ciphertext the journal recorded (a damaged journal and a torn write, or other keys): cannot go on safely",
+	       (unsigned long long)rec->start,
+	       (unsigned long long)(rec->start + rec->nsect - 1));
+	return -EIO;
 }
 
 /**
  * reenc_recover() - where a conversion stands, from its journal
- * @r: @p, @vol_fd, @jfd, both key contexts and @buf set
+ * @r: @p, @vol_fd, @jfd, both key contexts, @old and @new set
  *
  * Finds the newest whole record (reencrypt.h) and finishes its chunk: from
- * the old ciphertext kept in the journal (checked against the record's
- * SHA-256 first), or, if the crash came before that copy was synced, from
- * the volume, whose chunk was then not touched yet.  The result must have
- * the SHA-256 of new ciphertext the record holds.  @done then points after
- * the chunk.  Without a whole record nothing was written to the volume:
- * @done is 0.  After the record of the end, @finished is set.  The caller
- * has checked both keys against the header's check values.
+ * the old ciphertext kept in the journal, or, if the crash came before that
+ * copy was synced, from the volume, whose chunk was then not touched yet.
+ * Either must decrypt and encrypt to the new ciphertext whose SHA-256 the
+ * record holds.  @done then points after the chunk.  Without a whole
+ * record nothing was written to the volume: @done is 0.  After the record
+ * of the end, @finished is set.  The caller has checked both keys against
+ * the header's check values.
  *
  * Return: 0, or a negative errno with @errmsg set.
  */
@@ -501,8 +506,12 @@ int reenc_recover(struct reenc *r)
 }
 
 /**
- * reenc_chunk() - rewrite the next chunk (reencrypt.h, steps 1 to 3)
+ * reenc_chunk() - rewrite the next chunk (reencrypt.h, steps 1 and 2)
  * @r: a conversion after reenc_recover(), @done < @p.nsect
+ *
+ * The volume's sync of this chunk is left for the next call (or
+ * reenc_finish(), reenc_stop()), before its record: the two overlap the
+ * work on the next chunk.
  *
  * Return: 0 with @done advanced, or a negative errno with @errmsg set.  A
  * failure leaves the journal and the volume as a crash would: a new run
@@ -525,15 +534,19 @@ int reenc_chunk(struct reenc *r)
 	rc = read_chunk(r, &rec);
 	if (rc)
 		return rc;
-	rc = sha256(r->buf, len, rec.old_sum);
+	/* The slot's data may go: the newest record, in the other slot, is synced. */
+	rc = pwrite_full(r->jfd, r->old, len, slot + REENC_BLOCK);
 	if (!rc)
-		rc = pwrite_full(r->jfd, r->buf, len, slot + REENC_BLOCK);
-	if (!rc) {
-		transform(r, rec.start, rec.nsect);
-		rc = sha256(r->buf, len, rec.new_sum);
+		rc = transform(r, rec.start, rec.nsect, rec.new_sum);
+	if (rc) {
+		seterr(r, "cannot write the journal: %s", strerror(-rc));
+		return rc;
 	}
-	if (!rc)
-		rc = record_write(r, &rec);
+	/* No record of this chunk before the last one is on the volume. */
+	rc = sync_volume(r);
+	if (rc)
+		return rc;
+	rc = record_write(r, &rec);
 	if (!rc && fdatasync(r->jfd))
 		rc = -errno;
 	if (rc) {
@@ -549,24 +562,41 @@ int reenc_chunk(struct reenc *r)
 }
 
 /**
+ * reenc_stop() - end a run before the conversion is finished
+ * @r: the conversion
+ *
+ * Syncs the last chunk written, so that the next run finds it done.  (A
+ * crash instead would be as safe: the next run writes it again.)
+ *
+ * Return: 0, or a negative errno with @errmsg set.
+ */
+int reenc_stop(struct reenc *r)
+{
+	return sync_volume(r);
+}
+
+/**
  * reenc_finish() - end a conversion whose chunks are all rewritten
  * @r:    the conversion, @done == @p.nsect
  * @path: the journal's name
  *
  * Records the end (a record with REENC_DONE, in the slot that does not hold
- * the last chunk's, synced), overwrites the old ciphertext kept in both
- * slots with zeros, then removes the journal.  A crash anywhere in this
- * leaves a journal that a new run finishes the same way.
+ * the last chunk's, synced after the volume), overwrites the old ciphertext
+ * kept in both slots with zeros, then removes the journal.  A crash
+ * anywhere in this leaves a journal that a new run finishes the same way.
  *
  * Return: 0, or a negative errno with @errmsg set.
  */
 int reenc_finish(struct reenc *r, const char *path)
 {
 	struct record rec = { 0 };
-	uint8_t *zero = r->buf;
+	size_t len = chunk_bytes(&r->p);
 	unsigned int i;
-	int rc = 0;
+	int rc;
 
+	rc = sync_volume(r);
+	if (rc)
+		return rc;
 	if (!r->finished) {
 		rec.seq = r->seq + 1;
 		rec.start = r->p.nsect;
@@ -581,10 +611,9 @@ int reenc_finish(struct reenc *r, const char *path)
 		r->seq = rec.seq;
 		r->finished = 1;
 	}
-	memset(zero, 0, chunk_bytes(&r->p));
+	memset(r->old, 0, len);
 	for (i = 0; i < 2 && !rc; i++)
-		rc = pwrite_full(r->jfd, zero, chunk_bytes(&r->p),
-				 slot_at(&r->p, i) + REENC_BLOCK);
+		rc = pwrite_full(r->jfd, r->old, len, slot_at(&r->p, i) + REENC_BLOCK);
 	if (!rc && fdatasync(r->jfd))
 		rc = -errno;
 	if (!rc && unlink(path))

@@ -15,17 +15,19 @@
  *	1. its old ciphertext is read from the volume and copied into slot
  *	   k % 2; it is decrypted with the old keys and encrypted with the
  *	   new ones; the slot's record says seq = k + 1, where the chunk
- *	   starts, and the SHA-256 of its old and of its new ciphertext;
- *	   fdatasync of the journal;
- *	2. the new ciphertext is written over the old; fdatasync of the volume.
- * Step 1 of chunk k + 1 only starts after step 2 of chunk k, so the newest
- * whole record (its checksum right) names the only chunk that can be half
- * rewritten: everything before it is new, everything after it old.  A
+ *	   starts, and the SHA-256 of its new ciphertext; fdatasync of the
+ *	   journal;
+ *	2. the new ciphertext is written over the old; fdatasync of the
+ *	   volume, which may wait until just before the next record.
+ * The record of chunk k + 1 is only written after step 2 of chunk k, so the
+ * newest whole record (its checksum right) names the only chunk that can be
+ * half rewritten: everything before it is new, everything after it old.  A
  * resume rewrites that chunk again from the old ciphertext in the journal
- * (which the crash cannot have touched: slots alternate); if that copy is
- * not whole, the crash came before the journal's sync, and the volume's
- * chunk is still the old ciphertext (its SHA-256 says so), or already the
- * new one.  A crash while a record is written leaves the one before it, in
+ * (which the crash cannot have touched: slots alternate, and a slot is
+ * only reused once the other holds a synced record); if that copy is not
+ * whole, the crash came before the journal's sync, and the volume's chunk
+ * is still the old ciphertext, or already the new one.  Which it is, the
+ * record's SHA-256 of the new ciphertext tells.  A crash while a record is written leaves the one before it, in
  * the other slot, the newest: its chunk is rewritten once more, which
  * changes nothing.  When every chunk is done, a record with REENC_DONE is
  * written, in the slot not holding the last chunk's record.  The man page,
@@ -86,9 +88,11 @@ struct reenc_params {
  * @jfd:      the journal, open read-write
  * @old_ctx:  the old keys
  * @new_ctx:  the new keys
- * @buf:      chunk_sect * 512 bytes, page-aligned, locked (holds plaintext)
+ * @old:      chunk_sect * 512 bytes, page-aligned: a chunk's old ciphertext
+ * @new:      the same size: its new ciphertext (plaintext on the way)
  * @done:     sectors before this one are rewritten (and synced)
  * @seq:      the sequence number of the last record written
+ * @vol_unsynced: the last chunk written to the volume waits for its sync
  * @finished: the journal says every chunk is rewritten
  * @errmsg:   what failed, for the caller to print
  */
@@ -98,9 +102,11 @@ struct reenc {
 	int jfd;
 	const struct loop_aes_ctx *old_ctx;
 	const struct loop_aes_ctx *new_ctx;
-	uint8_t *buf;
+	uint8_t *old;
+	uint8_t *new;
 	uint64_t done;
 	uint64_t seq;
+	int vol_unsynced;
 	int finished;
 	char errmsg[256];
 };
@@ -113,6 +119,7 @@ int reenc_journal_create(const char *path, const struct reenc_params *p,
 int reenc_journal_read_params(int jfd, struct reenc_params *p);
 int reenc_recover(struct reenc *r);
 int reenc_chunk(struct reenc *r);
+int reenc_stop(struct reenc *r);
 int reenc_finish(struct reenc *r, const char *path);
 
 #endif /* AESLOOP_REENCRYPT_H */

@@ -30,6 +30,14 @@
  * interleaved; the outputs are compared.  --pipes: only these; --engines:
  * all but these (make bench-kernel's bound of the driver).
  *
+ * In-place re-encryption: aesloop-reencrypt on a copy of the single-key
+ * (and v3) ciphertext of the same file, to v3 under a key file, against the
+ * pipe a user would run for the same job, aesloop-pipe -d | aesloop-pipe,
+ * its output synced at the end (sync FILE) as the re-encryption syncs each
+ * chunk; in tmpfs and in a directory on disk (/var/tmp, or $TMPDIR), the
+ * outputs compared.  The re-encryption also writes every chunk to its
+ * journal.  Part of --pipes.
+ *
  * MB/s are 1e6 bytes per second of data.  Ratios only hold when measured
  * side by side in one run, as here.  --tsv prints the measurements as
  * "section op threads column MB/s" lines instead of tables.
@@ -710,14 +718,18 @@ static void pipe_files(const char *dir)
 	f = fopen(path, "w");
 	fputs("correct horse battery staple, twice\n", f);
 	fclose(f);
-	/* key files of 64 lines (v2) and 65 (v3), the same first 64 */
-	for (n = 64; n <= 65; n++) {
-		snprintf(path, sizeof(path), "%s/keys%d", dir, n);
+	/*
+	 * key files of 64 lines (v2) and 65 (v3), the same first 64; and
+	 * keys65b, 65 other lines (the re-encryption's new keys)
+	 */
+	for (n = 64; n <= 66; n++) {
+		snprintf(path, sizeof(path), n == 66 ? "%s/keys65b" : "%s/keys%d",
+			 dir, n);
 		f = fopen(path, "w");
-		for (r = 0; r < n; r++) {
+		for (r = 0; r < (n == 66 ? 65 : n); r++) {
 			u8 line[40];
 
-			fill(line, sizeof(line), 1000 + r);
+			fill(line, sizeof(line), (n == 66 ? 2000 : 1000) + r);
 			for (i = 0; i < 40; i++)
 				fputc('a' + line[i] % 26, f);
 			fputc('\n', f);
@@ -727,10 +739,10 @@ static void pipe_files(const char *dir)
 }
 
 static void bench_pipes(const char *dir, const char *ours, int rounds,
-			struct pipe_result *res)
+			struct pipe_result *res, int keep)
 {
 	static const char *const files[] = {
-		"plain", "pass", "keys64", "keys65", "out", "err", "ct0-single",
+		"plain", "pass", "keys64", "keys65", "keys65b", "out", "err", "ct0-single",
 		"ct1-single", "ct0-v2", "ct1-v2", "ct0-v3", "ct1-v3",
 	};
 	static double sec[NR_PIPE][NR_RUN][PIPE_ROUNDS];
@@ -778,8 +790,78 @@ static void bench_pipes(const char *dir, const char *ours, int rounds,
 		}
 	for (k = 0; k < (int)(sizeof(files) / sizeof(files[0])); k++) {
 		snprintf(path, sizeof(path), "%s/%s", dir, files[k]);
-		unlink(path);
+		if (!keep)
+			unlink(path);
 	}
+}
+
+/* ---- in-place re-encryption: aesloop-reencrypt and the pipe ---- */
+
+enum { RE_SINGLE_V3, RE_V3_V3, NR_RE };
+
+static const char *const re_names[NR_RE] = { "single-to-v3", "v3-new-keys" };
+
+enum { RE_PIPE, RE_OURS, NR_RE_RUN };
+
+struct re_result {
+	double mbs[NR_RE_RUN];	/* medians; 0: a run failed */
+	int same;		/* the two give the same bytes */
+};
+
+/*
+ * The commands of conversion @t in @dir (plaintext, ciphertexts and keys of
+ * pipe_files() in @src): the pipe writes @dir/out; the re-encryption
+ * rewrites @dir/vol, which @prep copies from the ciphertext first.
+ */
+static void re_cmds(char *pipe_cmd, char *re_cmd, char *prep, size_t len,
+		    const char *src, const char *dir, const char *bindir, int t)
+{
+	const char *old = t == RE_SINGLE_V3 ? "-p 3 3<" : "-P ";
+	const char *old_key = t == RE_SINGLE_V3 ? "pass" : "keys65";
+	const char *ct = t == RE_SINGLE_V3 ? "ct1-single" : "ct1-v3";
+
+	snprintf(prep, len, "cp %s/%s %s/vol && sync %s/vol", src, ct, dir, dir);
+	snprintf(pipe_cmd, len,
+		 "%s/aesloop-pipe -d -e AES128 %s%s/%s <%s/%s | %s/aesloop-pipe -e AES128 -P %s/keys65b >%s/out && sync %s/out",
+		 bindir, old, src, old_key, src, ct, bindir, src, dir, dir);
+	snprintf(re_cmd, len,
+		 "%s/aesloop-reencrypt -q --force -e AES128 %s%s/%s --new-cleartextkey %s/keys65b %s/vol",
+		 bindir, old, src, old_key, src, dir);
+}
+
+/*
+ * aesloop-reencrypt against the pipe in @dir, @rounds rounds; @src holds
+ * pipe_files()' files and the ciphertexts of bench_pipes().
+ */
+static void bench_reencrypt(const char *src, const char *dir, const char *bindir,
+			    int rounds, struct re_result *res)
+{
+	static double sec[NR_RE][NR_RE_RUN][PIPE_ROUNDS];
+	char pipe_cmd[1024], re_cmd[1024], prep[1024], cmd[1200];
+	int t, k, r;
+
+	for (t = 0; t < NR_RE; t++) {
+		memset(&res[t], 0, sizeof(res[t]));
+		for (r = 0; r < rounds; r++) {
+			re_cmds(pipe_cmd, re_cmd, prep, sizeof(prep), src, dir,
+				bindir, t);
+			sec[t][RE_PIPE][r] = run_timed(pipe_cmd);
+			sec[t][RE_OURS][r] = run_timed(prep) < 0 ? -1 :
+					     run_timed(re_cmd);
+			if (r)
+				continue;
+			snprintf(cmd, sizeof(cmd), "cmp -s %s/vol %s/out", dir, dir);
+			res[t].same = sec[t][RE_PIPE][0] > 0 &&
+				      sec[t][RE_OURS][0] > 0 && run_timed(cmd) >= 0;
+		}
+		for (k = 0; k < NR_RE_RUN; k++) {
+			qsort(sec[t][k], rounds, sizeof(double), cmp_double);
+			if (sec[t][k][0] > 0)
+				res[t].mbs[k] = PIPE_BYTES / sec[t][k][rounds / 2] / 1e6;
+		}
+	}
+	snprintf(cmd, sizeof(cmd), "rm -f %s/vol %s/out %s/vol.reencrypt", dir, dir, dir);
+	run_timed(cmd);
 }
 
 /* ---- OpenSSL without AES-NI, in a child with OPENSSL_ia32cap set ---- */
@@ -901,6 +983,9 @@ int main(int argc, char **argv)
 	int i, c, k, op, thr;
 	int have[NR_COLS], shape_col = COL_GENERIC;
 	struct pipe_result pipes[NR_PIPE];
+	struct re_result re_shm[NR_RE], re_disk[NR_RE];
+	char disk_dir[1100];
+	int rounds;
 	char self[1024], pipe_prog[1100], dir[] = "/dev/shm/aesloop-bench.XXXXXX";
 	const char *name = "";
 	ssize_t n;
@@ -965,8 +1050,21 @@ int main(int argc, char **argv)
 		perror("aesloop-bench: mkdtemp in /dev/shm");
 		return 1;
 	}
-	bench_pipes(dir, pipe_prog, quick ? 3 : PIPE_ROUNDS, pipes);
-	rmdir(dir);
+	rounds = quick ? 3 : PIPE_ROUNDS;
+	bench_pipes(dir, pipe_prog, rounds, pipes, 1);
+	*strrchr(pipe_prog, '/') = 0;
+	bench_reencrypt(dir, dir, pipe_prog, rounds, re_shm);
+	snprintf(disk_dir, sizeof(disk_dir), "%s/aesloop-bench.XXXXXX",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/var/tmp");
+	if (mkdtemp(disk_dir)) {
+		bench_reencrypt(dir, disk_dir, pipe_prog, rounds, re_disk);
+		rmdir(disk_dir);
+	} else {
+		perror("aesloop-bench: mkdtemp on disk");
+	}
+	snprintf(disk_dir, sizeof(disk_dir), "rm -rf %s", dir);
+	if (system(disk_dir))
+		fprintf(stderr, "aesloop-bench: cannot remove %s\n", dir);
 	if (tsv) {
 		for (i = 0; i < NR_PIPE; i++)
 			for (k = 0; k < NR_RUN; k++)
@@ -992,8 +1090,41 @@ int main(int argc, char **argv)
 			       m[RUN_OURS_PIPED] / m[RUN_CAT_PIPED] : 0,
 			       pipes[i].same ? "yes" : "NO", pipes[i].note);
 		}
+		printf("\nin-place re-encryption of the same %d MiB, AES-128, to v3 under a key file, medians of %d rounds:\n"
+		       "pipe: aesloop-pipe -d <ct | aesloop-pipe -P new >out && sync out; aesloop-reencrypt: ct copied to vol,\n"
+		       "rewritten in place through its journal, synced per 4 MiB chunk; same output: both give the same bytes\n",
+		       PIPE_BYTES >> 20, rounds);
+		printf("%-12s %-6s %9s %18s %7s  %s\n", "conversion", "where", "pipe",
+		       "aesloop-reencrypt", "ratio", "same output");
+		for (i = 0; i < NR_RE; i++)
+			for (k = 0; k < 2; k++) {
+				const struct re_result *e = k ? &re_disk[i] : &re_shm[i];
+
+				printf("%-12s %-6s %9.0f %18.0f %6.2fx  %s\n", re_names[i],
+				       k ? "disk" : "tmpfs", e->mbs[RE_PIPE], e->mbs[RE_OURS],
+				       e->mbs[RE_PIPE] > 0 ? e->mbs[RE_OURS] / e->mbs[RE_PIPE] : 0,
+				       e->same ? "yes" : "NO");
+			}
 		printf("\ntargets (1 thread, ratios from this run):\n");
 	}
+	if (tsv)
+		for (i = 0; i < NR_RE; i++)
+			for (k = 0; k < NR_RE_RUN; k++) {
+				printf("reencrypt\t%s\t1\t%s-tmpfs\t%.1f\n", re_names[i],
+				       k ? "aesloop-reencrypt" : "pipe", re_shm[i].mbs[k]);
+				printf("reencrypt\t%s\t1\t%s-disk\t%.1f\n", re_names[i],
+				       k ? "aesloop-reencrypt" : "pipe", re_disk[i].mbs[k]);
+			}
+	for (i = 0; i < NR_RE; i++)
+		for (k = 0; k < 2; k++) {
+			const struct re_result *e = k ? &re_disk[i] : &re_shm[i];
+			char what[64];
+
+			snprintf(what, sizeof(what), "reencrypt %s vs the pipe, %s",
+				 re_names[i], k ? "disk" : "tmpfs");
+			target(tsv, what, e->same ? e->mbs[RE_OURS] : 0, e->mbs[RE_PIPE],
+			       0.5, e->same ? "in place, journal" : "outputs differ");
+		}
 
 	for (i = 0; i < NR_PIPE; i++) {
 		char what[64];
