@@ -150,6 +150,8 @@ variant_on() { # VARIANT SERIES
 #   t-swap on 6.1 (3.5 minutes): 7.3's t-swap runs the driver's way to the backing device
 #     under memory pressure (its own code, the same on every kernel), and bookworm's t-fstab
 #     encrypted swap on 6.1 under systemd;
+#   t-reencrypt on 6.1 (four boots): the program is userspace's, the same on every kernel;
+#     7.3's t-reencrypt runs it;
 #   t-crash on 6.1 (two boots): 7.3's t-crash runs the flush to the backing file across a
 #     reset (the same code), and 6.1's t-bdev checks that the queue's write cache and FUA
 #     follow the backing device, which 6.1's branch of loop_kcompat.c sets;
@@ -196,7 +198,7 @@ variant_on() { # VARIANT SERIES
 ci_runs() { # RUN SERIES
 	[ "${FULL:-0}" = 1 ] && return 0
 	case "$1:$2" in
-	t-swap:6.1 | t-crash:6.1 | qemu64/t-crypt:* | ul-2.41/t-keys:6.12) return 1 ;;
+	t-swap:6.1 | t-crash:6.1 | t-reencrypt:6.1 | qemu64/t-crypt:* | ul-2.41/t-keys:6.12) return 1 ;;
 	t-keys:7.3 | t-abuse:7.3 | t-mount:7.3 | t-params:6.1 | t-callers:6.1) return 1 ;;
 	keyscrub/t-crypt:7.3 | no-intelaes/t-crypt:7.3 | threads4/t-crypt:6.1) return 1 ;;
 	t-crypt:6.12 | t-multikey:6.12 | suites:7.3-rt) return 1 ;;
@@ -361,6 +363,18 @@ kernel_suites() {
 	if ci_runs t-crash "$kser"; then
 		vm_results "${vm[@]}" -n "$kver/t-crash-write" /aesloop/tests/vm/t-crash.sh write
 		vm_results "${vm[@]}" -n "$kver/t-crash-check" /aesloop/tests/vm/t-crash.sh check
+	fi
+	# aesloop-reencrypt on a device, the guest reset twice while it runs: four boots on
+	# one disk image that outlives them.
+	if ci_runs t-reencrypt "$kser"; then
+		local disk="$share/reencrypt-disk.img" phase
+		rm -f "$disk"
+		truncate -s 48M "$disk"
+		for phase in start resume resume check; do
+			vm_results "${vm[@]}" -d "$disk" -n "$kver/t-reencrypt-$phase" \
+				/aesloop/tests/vm/t-reencrypt.sh "$phase"
+		done
+		rm -f "$disk"
 	fi
 	# Swap on an encrypted device-backed loop in a 256 MiB guest that
 	# dirties more than it has (about 3.5 minutes).

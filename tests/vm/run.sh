@@ -39,7 +39,8 @@ Options:
   -M MIB      guest memory in MiB (default 1024), e.g. -M 256 for a test under memory pressure
   -C N        guest CPUs (default 2; a UML kernel without SMP has 1 whatever N is)
   -d MIB      a scratch disk of MIB MiB (a sparse file in the run's folder, removed after the
-              run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk)
+              run) as the guest's /dev/vda (virtio-blk; modprobe virtio_blk); -d FILE: that
+              host file instead, kept (a disk that outlives a guest reset, for the next run)
   -u          rmmod the module after the script and report module-unload
   -n PREFIX   prefix of result names (default: the script's name without .sh)
   -s DIR      host folder shared as the guest's /share (default build/vm/share)
@@ -87,7 +88,13 @@ done
 shift $((OPTIND - 1))
 runner_check_options 128 "$@"
 shift
-[[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB"
+disk_file=
+if [[ "$disk_mib" == */* ]]; then
+	[ -f "$disk_mib" ] || die "-d $disk_mib: no such file (a disk image the caller made)"
+	disk_file=$(cd "$(dirname "$disk_mib")" && pwd)/$(basename "$disk_mib")
+	disk_mib=
+fi
+[[ "$disk_mib" =~ ^[0-9]*$ ]] || die "-d needs a number of MiB or a file's path"
 [[ "$ncpus" =~ ^[1-9][0-9]*$ ]] || die "-C needs a number of CPUs"
 
 # The kernel: unpacked (and fetched if needed) by kernel.sh, which prints the release.
@@ -110,7 +117,7 @@ fi
 uml="$top/build/kernel/$kver/boot/linux-$kver"
 if [ -x "$uml" ]; then
 	[ "$cpu" = max ] || die "-c $cpu: a UML guest runs on this machine's own CPU"
-	[ -z "$disk_mib" ] || die "-d: no scratch disk in a UML guest (not needed by its suites yet)"
+	[ -z "$disk_mib$disk_file" ] || die "-d: no scratch disk in a UML guest (not needed by its suites yet)"
 	[ "$ul_build" = build ] || die "-U: a UML guest runs the patched losetup of build/bin only"
 	cpu="host ($(sed -n 's/^model name[[:space:]]*: //p;T;q' /proc/cpuinfo))"
 else
@@ -274,7 +281,10 @@ if [ "$arch" = arm64 ]; then
 fi
 if [ -n "$disk_mib" ]; then
 	truncate -s "${disk_mib}M" "$rundir/disk.img"
-	qemu+=(-drive "file=$rundir/disk.img,if=virtio,format=raw,cache=unsafe")
+	disk_file=$rundir/disk.img
+fi
+if [ -n "$disk_file" ]; then
+	qemu+=(-drive "file=$disk_file,if=virtio,format=raw,cache=unsafe")
 fi
 # A UML guest: the kernel is this process, its root this host's (read-only, over hostfs;
 # tests/uml/init.sh builds the guest's root from it), the console on its stdout (con0), the

@@ -1,0 +1,149 @@
+#!/bin/bash
+# covers: aesloop-reencrypt, crash consistency, cryptsetup compat, aespipe compat, single-key, multi-key v3
+# VM test, over several boots on one disk (run.sh -d FILE, a disk that outlives each
+# guest): aesloop-reencrypt converts a device-backed volume, /dev/vda, and the guest
+# is reset (sysrq 'b': no sync) at a random moment while it runs; the next boot
+# resumes it.  The journal is on /share, a host folder: another disk.
+#   t-reencrypt.sh start    a single-key ext4 volume on /dev/vda, its plaintext's
+#                           SHA-256 noted; the conversion to v3 started, then a reset
+#   t-reencrypt.sh resume   the conversion resumed, then a reset at a random moment
+#   t-reencrypt.sh check    resumed to the end; the plaintext through losetup, through
+#                           cryptsetup open --type loopaes and through aespipe must be
+#                           the original; then converted back to single-key with a new
+#                           passphrase, checked the same ways
+# Uses /aesloop/build/bin/aesloop-reencrypt and the patched losetup.
+# shellcheck source=lib.sh
+. "${AESLOOP_LIB:-/aesloop/tests/vm/lib.sh}"
+
+state=/share/reencrypt
+journal=$state/journal
+re=/aesloop/build/bin/aesloop-reencrypt
+old_pass='correct horse battery staple 2026'
+new_pass='a new passphrase for the way back'
+# 1 MiB chunks: about 48 journal steps over the volume's 48 MiB.
+re_args=(--chunk-size 1048576 --journal "$journal" -e AES128 -p 3
+	--new-encryption AES128 --new-cleartextkey "$state/keys65")
+
+t_scratch_disk reencrypt "-d FILE (a disk image of 48 MiB or more)" || exit 0
+mkdir -p /mnt/t
+
+# reencrypt ARGS...: the conversion to v3, the old passphrase on descriptor 3.
+reencrypt() { "$re" "${re_args[@]}" "$@" /dev/vda 3<<<"$old_pass"; }
+
+# run_then_reset NAME: the conversion in the background, then a reset after a random
+# 0 to 2.5 s (under TCG the whole conversion takes a few seconds); whether it was
+# still running then is noted, not a result.
+run_then_reset() {
+	reencrypt -q >"$state/$1.log" 2>&1 &
+	local pid=$! ms=$((RANDOM % 2500))
+	sleep "$((ms / 1000)).$(printf '%03d' $((ms % 1000)))"
+	if kill -0 "$pid" 2>/dev/null; then
+		t_log "$1: reset after $ms ms, with the conversion running"
+	else
+		t_log "$1: reset after $ms ms; the conversion had ended: $(tail -n 1 "$state/$1.log")"
+	fi
+	sync "$state" 2>/dev/null
+	t_pass "$1-reset"
+	t_hard_reset
+}
+
+# plain_sum DEV: SHA-256 of what DEV holds (a loop device or a dm mapping).
+plain_sum() { t_sha256 "$1"; }
+
+case "${1:-}" in
+start)
+	rm -rf "$state"
+	mkdir -p "$state"
+	# 65 key lines of 40 characters (multi-key-v3).
+	head -c 3000 /dev/urandom | base64 -w 40 | head -n 65 >"$state/keys65"
+	if ! dev=$(losetup -e AES128 -p 3 -f --show /dev/vda 3<<<"$old_pass") ||
+		! t_run_quiet mkfs.ext4 -q "$dev" || ! mount "$dev" /mnt/t; then
+		t_fail reencrypt-setup "could not make the single-key volume"
+		exit 1
+	fi
+	t_randfile /mnt/t/data 20M
+	t_sha256 /mnt/t/data >"$state/data.sum"
+	umount /mnt/t
+	plain_sum "$dev" >"$state/plain.sum"
+	losetup -d "$dev"
+	t_pass reencrypt-setup
+	run_then_reset start
+	;;
+resume)
+	if [ ! -s "$state/plain.sum" ]; then
+		t_fail resume "no volume from the start boot"
+		exit 1
+	fi
+	run_then_reset resume
+	;;
+check)
+	if [ ! -s "$state/plain.sum" ]; then
+		t_fail check "no volume from the start boot"
+		exit 1
+	fi
+	t_check resume-finishes reencrypt -v
+	t_expect_eq journal-removed absent "$([ -e "$journal" ] && echo present || echo absent)"
+	want=$(cat "$state/plain.sum")
+	if dev=$(losetup -e AES128 -P "$state/keys65" -f --show /dev/vda); then
+		t_expect_eq v3-losetup-plaintext "$want" "$(plain_sum "$dev")"
+		t_check v3-fsck e2fsck -fn "$dev"
+		if mount -o ro "$dev" /mnt/t; then
+			t_expect_eq v3-file "$(cat "$state/data.sum")" "$(t_sha256 /mnt/t/data)"
+			umount /mnt/t
+		else
+			t_fail v3-file "the converted volume does not mount"
+		fi
+		losetup -d "$dev"
+	else
+		t_fail v3-losetup-plaintext "losetup with the new key file failed"
+	fi
+	if cryptsetup open --type loopaes --key-file "$state/keys65" -s 128 /dev/vda re3; then
+		t_expect_eq v3-cryptsetup-plaintext "$want" "$(plain_sum /dev/mapper/re3)"
+		cryptsetup close re3
+	else
+		t_fail v3-cryptsetup-plaintext "cryptsetup open --type loopaes failed"
+	fi
+	if command -v aespipe >/dev/null; then
+		t_expect_eq v3-aespipe-plaintext "$want" \
+			"$(aespipe -d -e AES128 -P "$state/keys65" </dev/vda | sha256sum | cut -d' ' -f1)"
+	else
+		t_skip v3-aespipe-plaintext "no aespipe in the guest"
+	fi
+	# The way back: v3 to single-key, a new passphrase (no crash this time).
+	t_check back-to-single "$re" --journal "$journal" -e AES128 -P "$state/keys65" \
+		--new-encryption AES256 --new-pass-fd 4 /dev/vda 4<<<"$new_pass"
+	if dev=$(losetup -e AES256 -p 4 -f --show /dev/vda 4<<<"$new_pass"); then
+		t_expect_eq single-losetup-plaintext "$want" "$(plain_sum "$dev")"
+		losetup -d "$dev"
+	else
+		t_fail single-losetup-plaintext "losetup with the new passphrase failed"
+	fi
+	# cryptsetup's loop-AES single-key: one key line, hashed with SHA-512 for AES-256.
+	if cryptsetup open --type loopaes --key-file <(echo "$new_pass") -s 256 --hash sha512 \
+		/dev/vda re1; then
+		t_expect_eq single-cryptsetup-plaintext "$want" "$(plain_sum /dev/mapper/re1)"
+		cryptsetup close re1
+	else
+		t_fail single-cryptsetup-plaintext "cryptsetup open --type loopaes failed"
+	fi
+	if command -v aespipe >/dev/null; then
+		t_expect_eq single-aespipe-plaintext "$want" \
+			"$(aespipe -d -e AES256 -p 4 </dev/vda 4<<<"$new_pass" | sha256sum | cut -d' ' -f1)"
+	fi
+	# A volume in use is refused: mounted through a loop device.
+	if dev=$(losetup -e AES256 -p 4 -f --show /dev/vda 4<<<"$new_pass"); then
+		t_expect_fail refuse-bound "bound to /dev/loop" "$re" --journal "$journal.busy" \
+			-e AES256 -p 4 --new-cleartextkey "$state/keys65" /dev/vda 4<<<"$new_pass"
+		mount -o ro "$dev" /mnt/t
+		t_expect_fail refuse-mounted "in use|bound to" "$re" --journal "$journal.busy" \
+			-e AES256 -p 4 --new-cleartextkey "$state/keys65" /dev/vda 4<<<"$new_pass"
+		umount /mnt/t
+		losetup -d "$dev"
+	fi
+	rm -rf "$state"
+	;;
+*)
+	echo "usage: t-reencrypt.sh start|resume|check" >&2
+	exit 2
+	;;
+esac
