@@ -24,12 +24,15 @@
  *
  * Secrets (lines, hash input, temporary keys) live in heap buffers that are
  * wiped before they are freed; the caller keeps the result in struct
- * keysetup and wipes it with keysetup_wipe().  Callers should mlockall()
- * first so that none of this reaches swap.
+ * keysetup and wipes it with keysetup_wipe().  Callers lock their memory
+ * first (keysetup_lock_memory()) so that none of this reaches swap.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "keysetup-internal.h"
@@ -141,5 +144,34 @@ int keysetup_write_all(int fd, const void *buf, size_t len)
 		p += n;
 		len -= (size_t)n;
 	}
+	return 0;
+}
+
+/**
+ * keysetup_lock_memory() - keep keys out of swap: lock all memory, present
+ * and future (mlockall(MCL_CURRENT | MCL_FUTURE))
+ * @prog: program name for the messages on stderr
+ *
+ * Root must have it: a failure then ends the program's key handling.
+ * Other users may lack the limit (RLIMIT_MEMLOCK) and go on, warned.
+ * (The sanitizer runtime turns mlockall into a no-op that succeeds.)
+ *
+ * Return: 0 (locked, or a user other than root warned), or -errno of
+ * mlockall() for root, with a message printed.
+ */
+int keysetup_lock_memory(const char *prog)
+{
+	int e;
+
+	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
+		return 0;
+	e = errno;
+	if (geteuid() == 0) {
+		fprintf(stderr, "%s: cannot lock memory (mlockall): %s; refusing to handle keys that could be swapped out\n",
+			prog, strerror(e));
+		return -e;
+	}
+	fprintf(stderr, "%s: warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
+		prog, strerror(e));
 	return 0;
 }

@@ -193,6 +193,7 @@ int keysetup_set_passphrase(struct keysetup *ks, const char *pass, size_t len);
 int keysetup_derive(struct keysetup *ks);
 
 const char *keysetup_mode_name(const struct keysetup *ks);
+int keysetup_lock_memory(const char *prog);
 int keysetup_write_all(int fd, const void *buf, size_t len);
 
 #endif /* AESLOOP_KEYSETUP_H */

@@ -13,7 +13,6 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/mount.h>		/* BLKGETSIZE64 */
 #include <unistd.h>
 
@@ -171,17 +170,8 @@ int aesloop_losetup_keys(struct keysetup *ks, const struct aesloop_opts *o,
 {
 	const char *prog = program_invocation_short_name;
 
-	if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
-		int e = errno;
-
-		if (geteuid() == 0) {
-			fprintf(stderr, "%s: cannot lock memory to keep the key out of swap: %s\n",
-				prog, strerror(e));
-			return -1;
-		}
-		fprintf(stderr, "%s: cannot lock memory; the key may be swapped out: %s\n",
-			prog, strerror(e));
-	}
+	if (keysetup_lock_memory(prog))
+		return -1;
 	if (aesloop_get_keys(ks, o, prog, file, data_offset)) {
 		fprintf(stderr, "%s: %s\n", prog, ks->errmsg);
 		return -1;

@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -119,12 +118,9 @@ int aesloop_swap_prepare(const char *source, const char *optstr,
 			source, o.loop);
 		goto out_opts;
 	}
-	if (mlockall(MCL_CURRENT | MCL_FUTURE) && geteuid() == 0) {
-		fprintf(stderr, "%s: cannot lock memory to keep the keys out of swap: %s\n",
-			prog, strerror(errno));
-		rc = -errno;
+	rc = keysetup_lock_memory(prog);
+	if (rc)
 		goto out_opts;
-	}
 	rc = aesloop_get_keys(&ks, &o, prog, source, data_offset);
 	if (rc) {
 		fprintf(stderr, "%s: %s: %s\n", prog, source, ks.errmsg);

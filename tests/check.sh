@@ -533,8 +533,8 @@ run_item() { # kernel-SERIES or system-SUITE
 item_minutes() {
 	if [ "$full" = 1 ]; then
 		case "$1" in
-		kernel-6.1) echo 350 ;;
-		kernel-7.3) echo 400 ;;  # with util-linux 2.42's t-keys and t-mount (about 4)
+		kernel-6.1) echo 362 ;;
+		kernel-7.3) echo 412 ;;  # with util-linux 2.42's t-keys and t-mount (about 4)
 		kernel-6.12) echo 340 ;;
 		kernel-7.3-rt) echo 320 ;;
 		kernel-*) echo 300 ;;
@@ -550,7 +550,7 @@ item_minutes() {
 	fi
 	case "$1" in
 	kernel-6.1) echo 169 ;;
-	kernel-7.3) echo 184 ;;
+	kernel-7.3) echo 196 ;;  # with t-reencrypt's four boots (about 1.2)
 	kernel-6.12) echo 46 ;;
 	kernel-*) if [ "$(tier_of "${1#kernel-}")" = full ]; then echo 200; else echo 60; fi ;;
 	system-bookworm) echo 153 ;;

@@ -40,7 +40,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -98,22 +97,6 @@ die(const char *fmt, ...)
 	va_end(ap);
 	fputc('\n', stderr);
 	exit(1);
-}
-
-/*
- * Keep keys and plaintext out of swap.  Only root may go on without it, with
- * a warning.  (The sanitizer runtime turns mlockall into a no-op that
- * succeeds, so the -san test build passes here too.)
- */
-static void lock_memory(void)
-{
-	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
-		return;
-	if (geteuid() == 0)
-		die("cannot lock memory (mlockall): %s; refusing to handle keys that could be swapped out",
-		    strerror(errno));
-	fprintf(stderr, PROG ": warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
-		strerror(errno));
 }
 
 /* Parse a decimal number of digits only, up to @max. */
@@ -368,7 +351,9 @@ int main(int argc, char **argv)
 	};
 	u8 *buf;
 
-	lock_memory();
+	/* Keys and plaintext stay out of swap. */
+	if (keysetup_lock_memory(PROG))
+		return 1;
 	{
 		/* the CPU's AES instructions, if it has them and they pass their self-test */
 		const struct loop_aes_engine *engine = loop_aes_probe(NULL);

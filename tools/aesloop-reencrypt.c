@@ -382,21 +382,6 @@ out:
 }
 
 /*
- * Keep keys and plaintext out of swap, as aesloop-pipe does: only root
- * may go on without it, with a warning.
- */
-static void lock_memory(void)
-{
-	if (mlockall(MCL_CURRENT | MCL_FUTURE) == 0)
-		return;
-	if (geteuid() == 0)
-		die(1, "cannot lock memory (mlockall): %s; refusing to handle keys that could be swapped out",
-		    strerror(errno));
-	fprintf(stderr, PROG ": warning: cannot lock memory (mlockall): %s; keys may be swapped out\n",
-		strerror(errno));
-}
-
-/*
  * The keys, wiped at exit whichever way the program ends (die() too): the
  * key setups, and the contexts made from them.
  */
@@ -663,7 +648,9 @@ int main(int argc, char **argv)
 	keysetup_init(&old_ks, PROG);
 	keysetup_init(&new_ks, PROG);
 	atexit(wipe_keys);
-	lock_memory();
+	/* Keys and plaintext stay out of swap. */
+	if (keysetup_lock_memory(PROG))
+		return 1;
 	{
 		const struct loop_aes_engine *engine = loop_aes_probe(NULL);
 

@@ -355,6 +355,18 @@ static int record_write(struct reenc *r, const struct record *rec)
 	return rc;
 }
 
+/* Write @rec in its slot and sync the journal: the record counts from now on. */
+static int record_commit(struct reenc *r, const struct record *rec)
+{
+	int rc = record_write(r, rec);
+
+	if (!rc && fdatasync(r->jfd))
+		rc = -errno;
+	if (rc)
+		seterr(r, "cannot write the journal: %s", strerror(-rc));
+	return rc;
+}
+
 /*
  * The @nsect sectors of old ciphertext in @r->old (data sector @start on),
  * decrypted with the old keys and encrypted with the new ones into @r->new;
@@ -546,13 +558,9 @@ int reenc_chunk(struct reenc *r)
 	rc = sync_volume(r);
 	if (rc)
 		return rc;
-	rc = record_write(r, &rec);
-	if (!rc && fdatasync(r->jfd))
-		rc = -errno;
-	if (rc) {
-		seterr(r, "cannot write the journal: %s", strerror(-rc));
+	rc = record_commit(r, &rec);
+	if (rc)
 		return rc;
-	}
 	rc = write_chunk(r, &rec);
 	if (rc)
 		return rc;
@@ -601,13 +609,9 @@ int reenc_finish(struct reenc *r, const char *path)
 		rec.seq = r->seq + 1;
 		rec.start = r->p.nsect;
 		rec.flags = REENC_DONE;
-		rc = record_write(r, &rec);
-		if (!rc && fdatasync(r->jfd))
-			rc = -errno;
-		if (rc) {
-			seterr(r, "cannot write the journal: %s", strerror(-rc));
+		rc = record_commit(r, &rec);
+		if (rc)
 			return rc;
-		}
 		r->seq = rec.seq;
 		r->finished = 1;
 	}
