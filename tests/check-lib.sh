@@ -6,8 +6,13 @@
 # shellcheck source=tests/tap.sh
 . "$top/tests/tap.sh"
 mkdir -p "$log"
-# Every result of the run, as TAP result lines numbered in order (tests/tap.sh).
+# Every result of the run, as TAP result lines numbered in order (tests/tap.sh).  The
+# output shows the failures and skips, each program's counts and the stages; VERBOSE=1
+# every result too.
 results=$log/results.txt
+# shellcheck disable=SC2034 # read by tests/tap.sh's functions
+tap_quiet_passes=1
+[ "${VERBOSE:-0}" != 1 ] || tap_quiet_passes=0
 : >"$results"
 echo "TAP version 13"
 # The kernels whose VM results summary() counts, as their releases.
@@ -27,6 +32,7 @@ record() {
 	"$@" 2>&1 | tee "$out" | tap_relay "$results"
 	rc=${PIPESTATUS[0]}
 	problem=$(tap_plan_problem <"$out")
+	echo "# $name: $(tap_counts "$out" | awk '{ printf "%d passed, %d failed, %d skipped", $1, $2, $3 }')"
 	if [ "$rc" -ne 0 ] && ! grep -q '^not ok ' "$out"; then
 		result fail "$name" "exit status $rc (log: $out)"
 	elif [ -n "$problem" ]; then

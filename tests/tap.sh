@@ -52,31 +52,43 @@ tap_end() {
 	[ "$tap_failures" -eq 0 ]
 }
 
+# tap_quiet_passes=1 (a shell variable, not exported: the programs a run
+# starts print every result as before): tap_append and tap_relay print
+# failures and skips only, and keep every result in their FILE.  For
+# tests/check.sh, whose thousands of passes would bury its failures.
+tap_quiet_passes=${tap_quiet_passes:-0}
+
 # tap_append FILE STATE NAME [WHY]: one result appended to FILE, a file of
 # result lines only (tests/check.sh's results.txt), numbered after its last;
-# the line is printed too.
+# the line is printed too (not a pass with tap_quiet_passes=1).
 tap_append() {
 	local file=$1 n
 	shift
 	n=$(($(wc -l <"$file") + 1))
+	if [ "$tap_quiet_passes" = 1 ] && [ "$1" = pass ]; then
+		tap_line "$n" "$@" >>"$file"
+		return
+	fi
 	tap_line "$n" "$@" | tee -a "$file"
 }
 
 # tap_relay FILE [PREFIX]: the TAP stream on stdin, its result lines numbered
-# after FILE's last, PREFIX before their names, printed and appended to FILE;
+# after FILE's last, PREFIX before their names, printed (not the passes with
+# tap_quiet_passes=1) and appended to FILE;
 # its other lines (headers, plans and whatever else the program printed)
 # printed as comments, or left out when TAP_RELAY_COMMENTS=0.  A line that looks like a result but is not one (no
 # number) stays a comment.
 tap_relay() {
 	local file=$1 prefix=${2-}
 	awk -v file="$file" -v prefix="$prefix" -v n="$(wc -l <"$file")" \
-		-v comments="${TAP_RELAY_COMMENTS:-1}" '
+		-v comments="${TAP_RELAY_COMMENTS:-1}" -v quiet="$tap_quiet_passes" '
 		/^(not )?ok [0-9]+ / {
 			not = ($1 == "not")
 			rest = $0
 			sub(/^(not )?ok [0-9]+ /, "", rest)
 			line = (not ? "not ok " : "ok ") (++n) " " prefix rest
-			print line
+			if (!quiet || not || rest ~ / # SKIP( |$)/)
+				print line
 			print line >>file
 			fflush()
 			fflush(file)
