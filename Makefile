@@ -231,6 +231,10 @@ ifneq ($(ARM64AES),y)
 HOST_TESTS := $(filter-out test_arm64ce%,$(HOST_TESTS))
 endif
 
+# test_reencrypt_crash builds tools/reencrypt.c into itself, over its model of a disk.
+$(BUILD)/plain/tests/host/test_reencrypt_crash.o $(BUILD)/san/tests/host/test_reencrypt_crash.o: \
+	tools/reencrypt.c
+
 $(BUILD)/tests/%: $(BUILD)/plain/tests/host/%.o $(BUILD)/libaesloop.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -o $@ $^ $(MOUNT_LIBS) -lcrypto -lpthread

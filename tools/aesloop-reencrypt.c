@@ -25,13 +25,19 @@
 #include <sys/file.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/random.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <blkid.h>
+#include <libgen.h>
 #include <linux/fs.h>
+#include <linux/loop.h>
+#include <linux/magic.h>
 #include <openssl/evp.h>
 
 #include "engines.h"
@@ -151,28 +157,47 @@ struct volume {
 };
 
 /*
- * Is a loop device bound to @v?  sysfs names each bound device's backing
- * file; a name that no longer resolves to it (renamed, deleted) is missed,
- * as it would be by losetup -j.
+ * Is a loop device bound to @v?  Each bound one (it has a loop/ folder in
+ * sysfs) is asked with LOOP_GET_STATUS64, which names its backing file by
+ * device and inode (a block device: lo_rdevice), whatever its path was;
+ * the key bytes it hands back (zeros from aesloop) are wiped.  A device
+ * that cannot be opened (no permission) is judged by the path in sysfs.
  */
 static const char *loop_bound(const struct volume *v, char *dev, size_t len)
 {
 	DIR *d = opendir("/sys/block");
-	struct dirent *e;
 	const char *found = NULL;
+	struct dirent *e;
 
 	if (!d)
 		return NULL;
 	while (!found && (e = readdir(d))) {
 		char path[PATH_MAX], file[PATH_MAX];
+		struct loop_info64 li;
 		struct stat st;
 		ssize_t n;
-		int fd;
+		int fd, rc;
 
 		if (strncmp(e->d_name, "loop", 4))
 			continue;
-		snprintf(path, sizeof(path), "/sys/block/%s/loop/backing_file",
-			 e->d_name);
+		snprintf(path, sizeof(path), "/sys/block/%s/loop", e->d_name);
+		if (access(path, F_OK))
+			continue;	/* not bound */
+		snprintf(dev, len, "/dev/%s", e->d_name);
+		fd = open(dev, O_RDONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			rc = ioctl(fd, LOOP_GET_STATUS64, &li);
+			close(fd);
+			memzero_explicit(li.lo_encrypt_key, sizeof(li.lo_encrypt_key));
+			if (!rc) {
+				if (S_ISBLK(v->st.st_mode) ?
+				    li.lo_rdevice == v->st.st_rdev :
+				    li.lo_device == v->st.st_dev && li.lo_inode == v->st.st_ino)
+					found = dev;
+				continue;
+			}
+		}
+		strcat(path, "/backing_file");
 		fd = open(path, O_RDONLY | O_CLOEXEC);
 		if (fd < 0)
 			continue;
@@ -186,48 +211,61 @@ static const char *loop_bound(const struct volume *v, char *dev, size_t len)
 			continue;
 		if (S_ISBLK(v->st.st_mode) ? S_ISBLK(st.st_mode) &&
 		    st.st_rdev == v->st.st_rdev :
-		    st.st_dev == v->st.st_dev && st.st_ino == v->st.st_ino) {
-			snprintf(dev, len, "/dev/%s", e->d_name);
+		    st.st_dev == v->st.st_dev && st.st_ino == v->st.st_ino)
 			found = dev;
-		}
 	}
 	closedir(d);
 	return found;
 }
 
-/*
- * Open the volume for the conversion: a block device exclusively (so that
- * nothing mounts it meanwhile, and nothing has it mounted now), a regular
- * file locked against a second aesloop-reencrypt; neither bound to a loop
- * device.
- */
-static void volume_open(struct volume *v, const char *path)
+/* Refuse a volume that a loop device is bound to (@when: "", "now"). */
+static void check_not_bound(const struct volume *v, const char *when)
 {
 	char dev[NAME_MAX + 8];
 
+	if (loop_bound(v, dev, sizeof(dev)))
+		die(1, "%s is bound to %s%s%s: detach it first (losetup -d %s); it must not be in use while it is rewritten",
+		    v->path, dev, *when ? " " : "", when, dev);
+}
+
+/*
+ * Open the volume for the conversion: a block device exclusively (nothing
+ * has it mounted, and nothing can mount it directly meanwhile), a regular
+ * file locked against a second aesloop-reencrypt; neither bound to a loop
+ * device (which an exclusive open does not keep out: the run checks again
+ * at every chunk).
+ */
+static void volume_open(struct volume *v, const char *path)
+{
 	v->path = path;
-	if (stat(path, &v->st))
+	v->fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (v->fd < 0)
+		die(1, "cannot open %s read-write: %s", path, strerror(errno));
+	if (fstat(v->fd, &v->st))
 		die(1, "%s: %s", path, strerror(errno));
 	if (S_ISBLK(v->st.st_mode)) {
+		/* Again, exclusively: the first open only found out what it is. */
+		close(v->fd);
 		v->fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
 		if (v->fd < 0 && errno == EBUSY)
 			die(1, "%s is in use (mounted, swap, or held by device mapper or md): it must not be while it is rewritten",
 			    path);
-		if (v->fd >= 0 && ioctl(v->fd, BLKGETSIZE64, &v->size))
+		if (v->fd < 0)
+			die(1, "cannot open %s read-write: %s", path, strerror(errno));
+		if (fstat(v->fd, &v->st) || !S_ISBLK(v->st.st_mode))
+			die(1, "%s changed while it was opened", path);
+		if (ioctl(v->fd, BLKGETSIZE64, &v->size))
 			die(1, "%s: cannot read its size: %s", path, strerror(errno));
 	} else if (S_ISREG(v->st.st_mode)) {
-		v->fd = open(path, O_RDWR | O_CLOEXEC);
-		if (v->fd >= 0 && flock(v->fd, LOCK_EX | LOCK_NB))
+		if (flock(v->fd, LOCK_EX | LOCK_NB))
 			die(1, "%s is locked by another program (another %s?)", path, PROG);
+		if (fcntl(v->fd, F_SETFL, 0))
+			die(1, "%s: %s", path, strerror(errno));
 		v->size = (uint64_t)v->st.st_size;
 	} else {
 		die(1, "%s is neither a regular file nor a block device", path);
 	}
-	if (v->fd < 0)
-		die(1, "cannot open %s read-write: %s", path, strerror(errno));
-	if (loop_bound(v, dev, sizeof(dev)))
-		die(1, "%s is bound to %s: detach it first (losetup -d %s); it must not be in use while it is rewritten",
-		    path, dev, dev);
+	check_not_bound(v, "");
 }
 
 /* The data area of the volume, from -o and -s (doc/format.md §4). */
@@ -307,17 +345,41 @@ static struct loop_aes_ctx *key_context(const struct keysetup *ks)
 }
 
 /*
- * Does the old key give a plaintext with a known signature?  The first
+ * Do keys give a plaintext with a known signature?  The first
  * PROBE_LEN bytes of data, decrypted, go to libblkid through a memfd
  * (locked in memory by the mlockall() in force: never swapped out); the
  * pages are wiped before it is closed.  @what gets "ext4", "swap",
- * "dos partition table" and so on.
+ * "dos partition table" and so on; @wrong_iv whether iv_looks_wrong().
  *
  * Return: 1 found, 0 not, -errno if the probe could not run.
  */
+/*
+ * Do the decrypted sectors look like a wrong IV sector number (-o N where
+ * the volume was made with -o @N, or the other way round)?  CBC then
+ * garbles only the first 16 bytes of each sector: sectors whose other 496
+ * bytes are zeros (plenty in any file system) show non-zero heads, where
+ * the right IV gives zeros throughout.  A file system's signatures, further
+ * in, survive, so libblkid alone does not notice.
+ */
+static bool iv_looks_wrong(const uint8_t *plain, uint64_t nsect)
+{
+	static const uint8_t zero[LOOP_AES_SECTOR_SIZE];
+	uint64_t i, tails = 0, heads = 0;
+
+	for (i = 0; i < nsect; i++, plain += LOOP_AES_SECTOR_SIZE) {
+		if (memcmp(plain + AES_BLOCK_LEN, zero,
+			   LOOP_AES_SECTOR_SIZE - AES_BLOCK_LEN))
+			continue;
+		tails++;
+		if (memcmp(plain, zero, AES_BLOCK_LEN))
+			heads++;
+	}
+	return tails >= 8 && heads * 2 > tails;
+}
+
 static int probe_plaintext(const struct volume *v, const struct reenc_params *p,
 			   const struct loop_aes_ctx *old, char *what,
-			   size_t len)
+			   size_t len, bool *wrong_iv)
 {
 	uint64_t nsect = p->nsect < PROBE_LEN / LOOP_AES_SECTOR_SIZE ?
 			 p->nsect : PROBE_LEN / LOOP_AES_SECTOR_SIZE;
@@ -352,6 +414,7 @@ static int probe_plaintext(const struct volume *v, const struct reenc_params *p,
 		got += (size_t)n;
 	}
 	loop_aes_decrypt(old, map, map, nsect, p->iv_sector);
+	*wrong_iv = iv_looks_wrong(map, nsect);
 	pr = blkid_new_probe();
 	rc = -ENOMEM;
 	if (!pr || blkid_probe_set_device(pr, fd, 0, (blkid_loff_t)bytes))
@@ -563,23 +626,53 @@ static void check_resume(const char *journal, const struct reenc_params *j,
 }
 
 /*
- * A new conversion: the old key must find something known in the
- * plaintext (unless --force), the new keys must differ; then the journal.
+ * A journal in memory (tmpfs, ramfs) is lost at a power cut, and with it
+ * the only record of which sectors have which key: refused, unless the
+ * volume itself is a file in memory too.
  */
-static void start_new(const struct args *a, const struct volume *v,
-		      struct reenc_params *p, const struct keysetup *old_ks,
-		      const struct keysetup *new_ks,
-		      const struct loop_aes_ctx *old_ctx)
+static void check_journal_place(const struct volume *v, const char *journal)
+{
+	char dir[PATH_MAX];
+	struct statfs sj, sv;
+
+	if (snprintf(dir, sizeof(dir), "%s", journal) >= (int)sizeof(dir) ||
+	    statfs(dirname(dir), &sj))
+		return;		/* creating it will say what is wrong */
+	if (sj.f_type != TMPFS_MAGIC && sj.f_type != RAMFS_MAGIC)
+		return;
+	if (S_ISREG(v->st.st_mode) && !fstatfs(v->fd, &sv) &&
+	    (sv.f_type == TMPFS_MAGIC || sv.f_type == RAMFS_MAGIC))
+		return;
+	die(2, "the journal %s would be in memory (tmpfs or ramfs), where a power cut loses it: give --journal on a disk",
+	    journal);
+}
+
+/*
+ * A new conversion: the old keys must find something known in the
+ * plaintext with the right IVs (unless --force), the new keys nothing (a
+ * volume converted before, or partly, with its journal lost), and the new
+ * keys must differ; then the journal.  Return: the journal, open and locked.
+ */
+static int start_new(const struct args *a, const struct volume *v,
+		     struct reenc_params *p, const struct keysetup *old_ks,
+		     const struct keysetup *new_ks,
+		     const struct loop_aes_ctx *old_ctx,
+		     const struct loop_aes_ctx *new_ctx)
 {
 	char what[128], err[PATH_MAX + 128];
-	int rc;
+	bool wrong_iv, new_wrong_iv;
+	int rc, fd;
 
-	rc = probe_plaintext(v, p, old_ctx, what, sizeof(what));
+	check_journal_place(v, a->journal);
+	rc = probe_plaintext(v, p, old_ctx, what, sizeof(what), &wrong_iv);
 	if (rc < 0)
 		die(1, "cannot check the old keys against %s: %s", v->path,
 		    strerror(-rc));
 	if (!rc && !a->force)
 		die(1, "the old keys show no file system, swap or partition table on %s: wrong keys or options? (--force goes on anyway): nothing was written",
+		    v->path);
+	if (wrong_iv && !a->force)
+		die(1, "the old keys decrypt %s with the wrong IVs (the start of each sector is garbled): -o N counts the offset in the IV, -o @N does not; give the volume's own (--force goes on anyway): nothing was written",
 		    v->path);
 	if (a->verbose)
 		fprintf(stderr, PROG ": the old keys show %s\n",
@@ -590,19 +683,27 @@ static void start_new(const struct args *a, const struct volume *v,
 	key_check(new_ks, p->salt, p->new_check);
 	if (!memcmp(p->old_check, p->new_check, REENC_HASH_LEN))
 		die(2, "the new keys are the old keys: nothing to do");
+	rc = probe_plaintext(v, p, new_ctx, what, sizeof(what), &new_wrong_iv);
+	if (rc > 0)
+		die(1, "the new keys already show %s on %s: converted before, or partly with its journal lost (then decrypt the converted start with the new keys and the rest with the old ones by hand): nothing was written",
+		    what, v->path);
 	p->old_nslots = old_ks->nslots;
 	p->old_key_len = old_ks->key_len;
 	p->new_nslots = new_ks->nslots;
 	p->new_key_len = new_ks->key_len;
 	p->chunk_sect = (uint32_t)(a->chunk / LOOP_AES_SECTOR_SIZE);
-	if (reenc_journal_create(a->journal, p, err, sizeof(err)))
+	fd = reenc_journal_create(a->journal, p, err, sizeof(err));
+	if (fd < 0)
 		die(1, "%s", err);
+	return fd;
 }
 
-static int run(struct reenc *r, const char *journal, int quiet)
+static int run(struct reenc *r, const struct volume *v, const char *journal,
+	       int quiet)
 {
 	struct progress pg = { .on = !quiet && isatty(STDERR_FILENO) };
-	struct sigaction sa = { .sa_handler = on_stop };
+	struct sigaction sa = { .sa_handler = on_stop, .sa_flags = SA_RESTART };
+	char dev[NAME_MAX + 8];
 	int rc = 0;
 
 	sigemptyset(&sa.sa_mask);
@@ -614,25 +715,67 @@ static int run(struct reenc *r, const char *journal, int quiet)
 	pg.start_done = r->done;
 	while (r->done < r->p.nsect && !rc && !stop_signal) {
 		rc = reenc_chunk(r);
+		/* A loop device set up on the volume meanwhile shows a mix. */
+		if (!rc && loop_bound(v, dev, sizeof(dev))) {
+			snprintf(r->errmsg, sizeof(r->errmsg),
+				 "%.80s was bound to %.40s meanwhile, which shows it half rewritten: stopped; detach it and do not use what it showed",
+				 v->path, dev);
+			rc = -EBUSY;
+		}
 		progress_show(&pg, r, 0);
 	}
 	if (!rc && !stop_signal)
 		rc = reenc_finish(r, journal);
 	else if (!rc)
 		rc = reenc_stop(r);
+	else
+		reenc_stop(r);	/* what is done stays done; its failure changes nothing */
 	progress_show(&pg, r, 1);
 	if (rc) {
 		fprintf(stderr, PROG ": %s; the journal %s keeps what is done: run the same command again to go on\n",
 			r->errmsg, journal);
 		return 1;
 	}
-	if (stop_signal) {
+	if (stop_signal && !r->finished) {
 		fprintf(stderr, PROG ": stopped (%s) with %.1f%% rewritten; run the same command again to go on\n",
 			strsignal(stop_signal),
 			100.0 * (double)r->done / (double)r->p.nsect);
 		return 1;
 	}
 	return 0;
+}
+
+/*
+ * Keys and plaintext stay out of swap and out of core dumps; the CPU's AES
+ * instructions are used if it has them and they pass their self-test.
+ */
+static void prepare_process(void)
+{
+	const struct loop_aes_engine *engine;
+	struct rlimit no_core = { 0, 0 };
+
+	if (keysetup_lock_memory(PROG))
+		exit(1);
+	if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) || setrlimit(RLIMIT_CORE, &no_core))
+		die(1, "cannot turn core dumps off: %s", strerror(errno));
+	engine = loop_aes_probe(NULL);
+	if (engine)
+		loop_aes_set_engine(engine);
+}
+
+/* The journal of a stopped run: open, locked, and its header read into @p. */
+static int open_journal(const char *journal, struct reenc_params *p)
+{
+	int fd = open(journal, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+
+	if (fd < 0)
+		die(1, "cannot open the journal %s: %s", journal, strerror(errno));
+	if (flock(fd, LOCK_EX | LOCK_NB))
+		die(1, "the journal %s is locked by another %s", journal, PROG);
+	if (reenc_journal_read_params(fd, p))
+		die(1, "%s is not a whole %s journal: nothing was written (if it is not one, give another --journal)",
+		    journal, PROG);
+	return fd;
 }
 
 int main(int argc, char **argv)
@@ -642,21 +785,14 @@ int main(int argc, char **argv)
 	struct reenc r = { .jfd = -1 };
 	struct volume v;
 	struct args a = { 0 };
+	size_t chunk_bytes;
 	int status, resume;
 
 	parse_args(&a, argc, argv);
 	keysetup_init(&old_ks, PROG);
 	keysetup_init(&new_ks, PROG);
 	atexit(wipe_keys);
-	/* Keys and plaintext stay out of swap. */
-	if (keysetup_lock_memory(PROG))
-		return 1;
-	{
-		const struct loop_aes_engine *engine = loop_aes_probe(NULL);
-
-		if (engine)
-			loop_aes_set_engine(engine);
-	}
+	prepare_process();
 	if (!a.journal) {
 		struct stat st;
 
@@ -670,16 +806,8 @@ int main(int argc, char **argv)
 	volume_open(&v, a.volume);
 	volume_area(&v, a.offset, a.sizelimit, &now);
 	resume = !access(a.journal, F_OK);
-	if (resume) {
-		r.jfd = open(a.journal, O_RDWR | O_CLOEXEC);
-		if (r.jfd < 0)
-			die(1, "cannot open the journal %s: %s", a.journal, strerror(errno));
-		if (flock(r.jfd, LOCK_EX | LOCK_NB))
-			die(1, "the journal %s is locked by another %s", a.journal, PROG);
-		if (reenc_journal_read_params(r.jfd, &r.p))
-			die(1, "%s is not a whole %s journal: nothing was written (if it is not one, give another --journal)",
-			    a.journal, PROG);
-	}
+	if (resume)
+		r.jfd = open_journal(a.journal, &r.p);
 
 	read_keys(&old_ks, &a.old_o, &v, &now, "old", "Old password: ");
 	read_keys(&new_ks, &a.new_o, &v, &now, "new", "New password: ");
@@ -690,11 +818,8 @@ int main(int argc, char **argv)
 	if (resume) {
 		check_resume(a.journal, &r.p, &now, &old_ks, &new_ks);
 	} else {
-		start_new(&a, &v, &now, &old_ks, &new_ks, old_ctx);
+		r.jfd = start_new(&a, &v, &now, &old_ks, &new_ks, old_ctx, new_ctx);
 		r.p = now;
-		r.jfd = open(a.journal, O_RDWR | O_CLOEXEC);
-		if (r.jfd < 0 || flock(r.jfd, LOCK_EX | LOCK_NB))
-			die(1, "cannot open the journal %s: %s", a.journal, strerror(errno));
 	}
 	if (a.verbose)
 		fprintf(stderr, PROG ": %s%s, %u-bit keys to %s, %u-bit keys; AES code %s\n",
@@ -705,13 +830,15 @@ int main(int argc, char **argv)
 	keysetup_wipe(&new_ks);
 
 	r.vol_fd = v.fd;
+	r.path = a.journal;
 	r.old_ctx = old_ctx;
 	r.new_ctx = new_ctx;
-	r.old = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
-	r.new = aligned_alloc(4096, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	chunk_bytes = (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE;
+	r.old = aligned_alloc(4096, chunk_bytes);
+	r.new = aligned_alloc(4096, chunk_bytes);
 	if (!r.old || !r.new)
-		die(1, "out of memory (or locked memory) for two chunks of %u bytes: try a smaller --chunk-size",
-		    r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+		die(1, "out of memory (or locked memory) for two chunks of %zu bytes: try a smaller --chunk-size",
+		    chunk_bytes);
 	if (reenc_recover(&r)) {
 		fprintf(stderr, PROG ": %s\n", r.errmsg);
 		status = 1;
@@ -719,10 +846,10 @@ int main(int argc, char **argv)
 		if (resume && a.verbose)
 			fprintf(stderr, PROG ": %.1f%% was rewritten before\n",
 				100.0 * (double)r.done / (double)r.p.nsect);
-		status = run(&r, a.journal, a.quiet);
+		status = run(&r, &v, a.journal, a.quiet);
 	}
 
-	memzero_explicit(r.new, (size_t)r.p.chunk_sect * LOOP_AES_SECTOR_SIZE);
+	memzero_explicit(r.new, chunk_bytes);
 	free(r.old);
 	free(r.new);
 	wipe_keys();

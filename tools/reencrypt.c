@@ -11,9 +11,11 @@
 #include <libgen.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -218,69 +220,76 @@ static int sync_dir_of(const char *path)
  * @err:    the message of a failure
  * @errlen: its size, bytes
  *
- * The journal appears whole or not at all: it is written as PATH.new
- * (replacing a leftover of a crash), its header synced and its slots
- * allocated (space for two chunks, so that the run cannot fail for lack of
- * it midway), then renamed to @path and the directory synced.  Its slots
- * hold no record.
+ * The journal appears whole or not at all: it is written as PATH.new (a
+ * leftover of a crash is removed first; the new one is created with
+ * O_EXCL and O_NOFOLLOW, so that no link planted there is followed), its
+ * header synced and its slots allocated (space for two chunks, so that the
+ * run cannot fail for lack of it midway), locked (flock), then renamed to
+ * @path, never over an existing file (RENAME_NOREPLACE), and the directory
+ * synced.  Its slots hold no record.
  *
- * Return: 0, or a negative errno with the message in @err.
+ * Return: the journal, open read-write and locked, or a negative errno
+ * with the message in @err.
  */
 int reenc_journal_create(const char *path, const struct reenc_params *p,
 			 char *err, size_t errlen)
 {
 	uint8_t block[REENC_BLOCK];
 	char tmp[PATH_MAX];
-	const char *step;
+	const char *step = "create it";
 	int fd, rc;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.new", path) >= (int)sizeof(tmp)) {
 		snprintf(err, errlen, "journal %s: name too long", path);
 		return -ENAMETOOLONG;
 	}
-	if (!access(path, F_OK)) {
-		snprintf(err, errlen, "journal %s exists already", path);
-		return -EEXIST;
+	if (unlink(tmp) && errno != ENOENT) {
+		rc = -errno;
+		goto fail;
 	}
-	fd = open(tmp, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	fd = open(tmp, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		rc = -errno;
-		snprintf(err, errlen, "cannot create the journal %s: %s", tmp,
-			 strerror(-rc));
-		return rc;
+		goto fail;
 	}
 	header_encode(block, p);
 	step = "write its header";
 	rc = block_seal(block);
 	if (!rc)
 		rc = pwrite_full(fd, block, REENC_BLOCK, 0);
-	if (!rc) {
-		step = "allocate its space";
-		rc = -posix_fallocate(fd, 0, (off_t)slot_at(p, 2));
-		if (rc == -EOPNOTSUPP)	/* then at least its size */
-			rc = ftruncate(fd, (off_t)slot_at(p, 2)) ? -errno : 0;
-	}
-	if (!rc) {
-		step = "sync it";
-		rc = fdatasync(fd) ? -errno : 0;
-	}
-	if (!rc) {
-		step = "rename it";
-		rc = rename(tmp, path) ? -errno : 0;
-		if (rc)
-			unlink(tmp);
-	}
-	if (!rc) {
-		step = "sync its directory";
-		rc = sync_dir_of(path);
-	}
-	if (rc && strcmp(step, "rename it") && strcmp(step, "sync its directory"))
-		unlink(tmp);
-	close(fd);
 	if (rc)
-		snprintf(err, errlen, "journal %s: cannot %s: %s", path, step,
-			 strerror(-rc));
-	memset(block, 0, sizeof(block));
+		goto fail_unlink;
+	step = "allocate its space";
+	rc = -posix_fallocate(fd, 0, (off_t)slot_at(p, 2));
+	if (rc == -EOPNOTSUPP)	/* then at least its size */
+		rc = ftruncate(fd, (off_t)slot_at(p, 2)) ? -errno : 0;
+	if (rc)
+		goto fail_unlink;
+	step = "sync it";
+	if (fdatasync(fd) || flock(fd, LOCK_EX | LOCK_NB)) {
+		rc = -errno;
+		goto fail_unlink;
+	}
+	step = "rename it";
+	rc = renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE) ? -errno : 0;
+	/* File systems without the flag (9p, some FUSE): link() never replaces. */
+	if (rc == -EINVAL || rc == -ENOSYS)
+		rc = link(tmp, path) ? -errno : unlink(tmp) ? -errno : 0;
+	if (rc)
+		goto fail_unlink;
+	step = "sync its directory";
+	rc = sync_dir_of(path);
+	if (rc)
+		goto fail_close;
+	return fd;
+
+fail_unlink:
+	unlink(tmp);
+fail_close:
+	close(fd);
+fail:
+	snprintf(err, errlen, "journal %s: cannot %s: %s", path, step,
+		 rc == -EEXIST ? "it exists already" : strerror(-rc));
 	return rc;
 }
 
@@ -438,16 +447,41 @@ static int read_chunk(struct reenc *r, const struct record *rec)
 }
 
 /*
+ * Is every sector of the volume's chunk of @rec (in @cur) either that of
+ * the old ciphertext (@r->old) or of the new (@r->new)?  A write torn by a
+ * crash leaves whole sectors of each; anything else is another volume.
+ */
+static bool sectors_old_or_new(const struct reenc *r, const struct record *rec,
+			       const uint8_t *cur)
+{
+	size_t i, n = LOOP_AES_SECTOR_SIZE;
+
+	for (i = 0; i < (size_t)rec->nsect * n; i += n)
+		if (memcmp(cur + i, r->old + i, n) && memcmp(cur + i, r->new + i, n))
+			return false;
+	return true;
+}
+
+static void seterr_sectors(struct reenc *r, const struct record *rec,
+			   const char *what)
+{
+	seterr(r, "sectors %llu-%llu of the volume %s: not the volume this journal was made for, or a damaged journal; nothing was written",
+	       (unsigned long long)rec->start,
+	       (unsigned long long)(rec->start + rec->nsect - 1), what);
+}
+
+/*
  * Finish the chunk of @rec, the newest whole record.  Its old ciphertext
  * is in the journal (whole unless the crash came before the journal's
  * sync), or, if not, still on the volume, which was then not yet touched;
  * or the volume has the new ciphertext already.  Whichever it is, the new
- * ciphertext is what has the record's SHA-256.
+ * ciphertext is what has the record's SHA-256.  With the journal's copy,
+ * the volume's chunk must be old or new, sector by sector.
  */
 static int redo(struct reenc *r, const struct record *rec)
 {
 	size_t len = (size_t)rec->nsect * LOOP_AES_SECTOR_SIZE;
-	uint8_t sum[REENC_HASH_LEN];
+	uint8_t sum[REENC_HASH_LEN], *cur;
 	int rc;
 
 	rc = pread_full(r->jfd, r->old, len,
@@ -457,52 +491,131 @@ static int redo(struct reenc *r, const struct record *rec)
 		return rc;
 	}
 	if (!rc && !transform(r, rec->start, rec->nsect, sum) &&
-	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
-		return write_chunk(r, rec);
+	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN)) {
+		cur = malloc(len);
+		if (!cur) {
+			seterr(r, "out of memory for a chunk");
+			return -ENOMEM;
+		}
+		rc = pread_full(r->vol_fd, cur, len,
+				r->p.data_offset + rec->start * LOOP_AES_SECTOR_SIZE);
+		if (!rc && !sectors_old_or_new(r, rec, cur)) {
+			seterr_sectors(r, rec, "hold neither the old nor the new ciphertext the journal has");
+			rc = -EIO;
+		} else if (rc) {
+			seterr(r, "cannot read the volume: %s", strerror(-rc));
+		}
+		free(cur);
+		return rc ? rc : write_chunk(r, rec);
+	}
 	rc = read_chunk(r, rec);
 	if (rc)
 		return rc;
-	if (!sha256(r->old, len, sum) && !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
-		return 0;	/* rewritten before the crash */
+	if (!sha256(r->old, len, sum) && !memcmp(sum, rec->new_sum, REENC_HASH_LEN)) {
+		r->vol_unsynced = 1;	/* a crash may have left it unsynced */
+		return 0;
+	}
 	if (!transform(r, rec->start, rec->nsect, sum) &&
-	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN))
+	    !memcmp(sum, rec->new_sum, REENC_HASH_LEN)) {
+		/*
+		 * The old ciphertext is on the volume alone: into the journal
+		 * first, synced, or a crash in the write below would leave
+		 * neither.
+		 */
+		rc = pwrite_full(r->jfd, r->old, len,
+				 slot_at(&r->p, (unsigned int)((rec->seq - 1) % 2)) +
+				 REENC_BLOCK);
+		if (!rc && fdatasync(r->jfd))
+			rc = -errno;
+		if (rc) {
+			seterr(r, "cannot write the journal: %s", strerror(-rc));
+			return rc;
+		}
 		return write_chunk(r, rec);
-	seterr(r, "neither the journal's copy of sectors %llu-%llu nor the volume's gives the new ciphertext the journal recorded (a damaged journal and a torn write, or other keys): cannot go on safely",
-	       (unsigned long long)rec->start,
-	       (unsigned long long)(rec->start + rec->nsect - 1));
+	}
+	seterr_sectors(r, rec, "give neither the old nor the new ciphertext the journal recorded, and the journal's copy is damaged");
 	return -EIO;
+}
+
+/*
+ * The record before the newest (@prev, in the other slot) names a chunk
+ * that was rewritten and synced before the newest record was written: the
+ * volume must have its new ciphertext.  (A volume that is another one, say
+ * a clone whose device name the reboot gave to this one, has not.)
+ */
+static int check_prev(struct reenc *r, const struct record *prev)
+{
+	uint8_t sum[REENC_HASH_LEN];
+	int rc;
+
+	rc = read_chunk(r, prev);
+	if (rc)
+		return rc;
+	if (!sha256(r->old, (size_t)prev->nsect * LOOP_AES_SECTOR_SIZE, sum) &&
+	    !memcmp(sum, prev->new_sum, REENC_HASH_LEN))
+		return 0;
+	seterr_sectors(r, prev, "do not hold the new ciphertext the journal says was written there");
+	return -EIO;
+}
+
+/* Sync what a run killed earlier in this boot left in the page cache. */
+static int sync_leftovers(struct reenc *r)
+{
+	int rc = 0;
+
+	if (fdatasync(r->jfd) || fdatasync(r->vol_fd))
+		rc = -errno;
+	if (!rc && r->path)
+		rc = sync_dir_of(r->path);
+	if (rc)
+		seterr(r, "cannot sync the journal and the volume: %s", strerror(-rc));
+	return rc;
 }
 
 /**
  * reenc_recover() - where a conversion stands, from its journal
- * @r: @p, @vol_fd, @jfd, both key contexts, @old and @new set
+ * @r: @p, @vol_fd, @jfd, @path, both key contexts, @old and @new set
  *
- * Finds the newest whole record (reencrypt.h) and finishes its chunk: from
- * the old ciphertext kept in the journal, or, if the crash came before that
- * copy was synced, from the volume, whose chunk was then not touched yet.
- * Either must decrypt and encrypt to the new ciphertext whose SHA-256 the
- * record holds.  @done then points after the chunk.  Without a whole
- * record nothing was written to the volume: @done is 0.  After the record
- * of the end, @finished is set.  The caller has checked both keys against
- * the header's check values.
+ * First syncs the journal and the volume: a run killed earlier in this boot
+ * may have left writes in the page cache, which this run must not build on
+ * before they are on disk.  Then finds the newest whole record (reencrypt.h)
+ * and finishes its chunk: from the old ciphertext kept in the journal, or,
+ * if the crash came before that copy was synced, from the volume, whose
+ * chunk was then not touched yet.  Either must decrypt and encrypt to the
+ * new ciphertext whose SHA-256 the record holds.  The record before it, if
+ * whole, must name a chunk the volume has new.  @done then points after the
+ * chunk.  Without a whole record nothing was written to the volume: @done
+ * is 0.  After the record of the end, @finished is set.  The caller has
+ * checked both keys against the header's check values.
  *
  * Return: 0, or a negative errno with @errmsg set.
  */
 int reenc_recover(struct reenc *r)
 {
-	struct record rec[2];
+	struct record rec[2], tmp;
 	unsigned int i, n = 0;
 	int rc;
 
+	rc = sync_leftovers(r);
+	if (rc)
+		return rc;
 	for (i = 0; i < 2; i++)
 		if (!record_read(r, i, &rec[n]))
 			n++;
-	if (n == 2 && rec[1].seq > rec[0].seq)
+	if (n == 2 && rec[1].seq > rec[0].seq) {
+		tmp = rec[0];
 		rec[0] = rec[1];
+		rec[1] = tmp;
+	}
 	r->done = 0;
 	r->seq = 0;
 	if (!n)
 		return 0;
+	if (n == 2 && rec[1].seq + 1 == rec[0].seq) {
+		rc = check_prev(r, &rec[1]);
+		if (rc)
+			return rc;
+	}
 	if (rec[0].flags & REENC_DONE) {
 		r->done = r->p.nsect;
 		r->seq = rec[0].seq;
@@ -573,14 +686,21 @@ int reenc_chunk(struct reenc *r)
  * reenc_stop() - end a run before the conversion is finished
  * @r: the conversion
  *
- * Syncs the last chunk written, so that the next run finds it done.  (A
- * crash instead would be as safe: the next run writes it again.)
+ * Syncs the last chunk written and the journal, so that the next run finds
+ * them on disk.  (A crash instead would be as safe: the next run writes the
+ * chunk again.)
  *
  * Return: 0, or a negative errno with @errmsg set.
  */
 int reenc_stop(struct reenc *r)
 {
-	return sync_volume(r);
+	int rc = sync_volume(r);
+
+	if (!rc && fdatasync(r->jfd)) {
+		rc = -errno;
+		seterr(r, "cannot sync the journal: %s", strerror(-rc));
+	}
+	return rc;
 }
 
 /**

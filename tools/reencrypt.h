@@ -86,6 +86,7 @@ struct reenc_params {
  * @p:        the parameters (from the header of the journal)
  * @vol_fd:   the volume, open read-write
  * @jfd:      the journal, open read-write
+ * @path:     its name (its directory is synced), or NULL
  * @old_ctx:  the old keys
  * @new_ctx:  the new keys
  * @old:      chunk_sect * 512 bytes, page-aligned: a chunk's old ciphertext
@@ -100,6 +101,7 @@ struct reenc {
 	struct reenc_params p;
 	int vol_fd;
 	int jfd;
+	const char *path;
 	const struct loop_aes_ctx *old_ctx;
 	const struct loop_aes_ctx *new_ctx;
 	uint8_t *old;

@@ -268,6 +268,41 @@ fi
 printf 'not a journal\n' >"$tmp/ref.reencrypt"
 refuse refuse-foreign-journal "not a whole" -e AES128 -P "$tmp/pass1" "${k[@]}" "$tmp/ref"
 rm -f "$tmp/ref.reencrypt"
+# Another aesloop-reencrypt (or anything) holding the volume's lock.
+if command -v flock >/dev/null; then
+	before=$(sha256sum <"$tmp/ref")
+	if flock "$tmp/ref" "$re" -e AES128 -P "$tmp/pass1" "${k[@]}" "$tmp/ref" >"$tmp/ref.out" 2>&1; then
+		fail refuse-locked "succeeded"
+	elif ! grep -q "locked by another program" "$tmp/ref.out"; then
+		fail refuse-locked "$(head -c 300 "$tmp/ref.out")"
+	elif [ "$(sha256sum <"$tmp/ref")" != "$before" ] || [ -e "$tmp/ref.reencrypt" ]; then
+		fail refuse-locked "the volume changed, or a journal was made"
+	else
+		pass refuse-locked
+	fi
+fi
+# The journal in memory while the volume is on a disk: a power cut would lose it.
+if [ "$(stat -f -c %T "$tmp")" != tmpfs ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ]; then
+	refuse refuse-journal-in-memory "in memory" -e AES128 -P "$tmp/pass1" "${k[@]}" \
+		--journal "/dev/shm/aesloop-test-journal.$$" "$tmp/ref"
+	rm -f "/dev/shm/aesloop-test-journal.$$"
+else
+	skip refuse-journal-in-memory "this test's folder is in memory itself, or /dev/shm is not"
+fi
+# A file bound to a loop device (the kernel's own driver will do): refused.
+if [ "$(id -u)" = 0 ] && lodev=$(/sbin/losetup -f --show "$tmp/ref" 2>/dev/null); then
+	refuse refuse-bound "bound to $lodev" -e AES128 -P "$tmp/pass1" "${k[@]}" "$tmp/ref"
+	/sbin/losetup -d "$lodev"
+else
+	skip refuse-bound "no loop device here (needs root and a loop driver)"
+fi
+# The wrong IV convention: -o N where the volume was made with -o @N, and the other way.
+# The file system's signatures survive the wrong IVs; the garbled sector heads do not.
+make_volume ref "$tmp/pass1" AES128 4096 @
+refuse refuse-wrong-iv-counted "wrong IVs" -e AES128 -P "$tmp/pass1" "${k[@]}" -o 4096 "$tmp/ref"
+make_volume ref "$tmp/pass1" AES128 8192
+refuse refuse-wrong-iv-free "wrong IVs" -e AES128 -P "$tmp/pass1" "${k[@]}" -o @8192 "$tmp/ref"
+make_volume ref "$tmp/pass1" AES128
 
 # --- crash tests ----------------------------------------------------------------------
 # A single-key volume of 4 MiB in chunks of 64 KiB: 64 chunks, about 200
@@ -280,11 +315,11 @@ cp "$tmp/crash.orig" "$tmp/crash"
 declare -A calls=()
 if ! command -v strace >/dev/null; then
 	skip crash-kills "no strace (tests/deps.sh installs it)"
-elif ! strace -f -qq -o "$tmp/trace" -e trace=pwrite64,fdatasync,rename,unlink \
+elif ! strace -f -qq -o "$tmp/trace" -e trace=pwrite64,fdatasync,renameat2,unlink \
 	"$re" "${crash_args[@]}" "$tmp/crash" >"$tmp/crash.out" 2>&1; then
 	fail crash-trace "a run under strace failed: $(head -c 300 "$tmp/crash.out")"
 else
-	for sc in pwrite64 fdatasync rename unlink; do
+	for sc in pwrite64 fdatasync renameat2 unlink; do
 		calls[$sc]=$(grep -c "^[0-9]* *$sc(" "$tmp/trace")
 	done
 	# kill_at SYSCALL N ARGS...: a run killed on entry to its Nth SYSCALL.
@@ -299,7 +334,7 @@ else
 	for ((i = 1; i <= kills; i++)); do
 		cp "$tmp/crash.orig" "$tmp/crash"
 		rm -f "$tmp/crash.reencrypt" "$tmp/crash.reencrypt.new"
-		scs=(pwrite64 pwrite64 fdatasync fdatasync rename unlink)
+		scs=(pwrite64 pwrite64 fdatasync fdatasync renameat2 unlink)
 		sc=${scs[RANDOM % ${#scs[@]}]}
 		n=$((RANDOM % calls[$sc] + 1))
 		# A run that does not reach its Nth call finishes (status 0).
@@ -355,54 +390,119 @@ resume_ok() {
 	fi
 }
 # Journal offsets: header 4096, slot i at 4096 + i * (4096 + 65536), its data after its
-# record.  Syncs: the journal's creation is the 1st; chunk k's journal sync the
-# (2k + 2)th, its volume sync the (2k + 3)th.  Chunk 9 is in slot 1.
+# record; chunk k's record and copy are in slot k % 2.
 slot_at() { echo $((4096 + $1 * (4096 + 65536))); }
 garble() { head -c "$3" /dev/urandom | dd of="$1" bs=1 seek="$2" conv=notrunc status=none; }
-if command -v strace >/dev/null; then
+# old_sectors FILE CHUNK FIRST: sectors FIRST to 127 of CHUNK back to the original's old
+# ciphertext, as a write torn at a sector boundary leaves them.
+old_sectors() {
+	dd if="$tmp/crash.orig" of="$1" bs=512 skip=$(($2 * 128 + $3)) seek=$(($2 * 128 + $3)) \
+		count=$((128 - $3)) conv=notrunc status=none
+}
+# sync_index journal|volume K: which fdatasync of a whole run (the trace above) is the
+# journal's sync of chunk K's record (the last before K is written to the volume), or the
+# volume's sync of chunk K (the first after that write).
+jfd=$(sed -n 's/.*pwrite64(\([0-9]*\), "AESLOOP-REENC-J1.*/\1/p' "$tmp/trace" 2>/dev/null | head -n 1)
+sync_index() {
+	awk -v want="$1" -v at=$(($2 * 65536)) -v jfd="$jfd" '
+		/ fdatasync\(/ {
+			n++
+			fd = $0; sub(/.*fdatasync\(/, "", fd); sub(/\).*/, "", fd)
+			if (fd == jfd)
+				lastj = n
+			else if (written && want == "volume") {
+				print n
+				exit
+			}
+		}
+		/ pwrite64\(/ && index($0, ", 65536, " at ")") {
+			fd = $0; sub(/.*pwrite64\(/, "", fd); sub(/,.*/, "", fd)
+			if (fd == jfd)
+				next
+			if (want == "journal") {
+				print lastj
+				exit
+			}
+			written = 1
+		}' "$tmp/trace"
+}
+if command -v strace >/dev/null && [ -n "$jfd" ]; then
+	js9=$(sync_index journal 9) vs9=$(sync_index volume 9)
+	echo "# the journal's sync of chunk 9 is fdatasync #$js9, the volume's #$vs9"
 	# Killed before the journal's sync of chunk 9: its copy and record may
 	# be torn, the chunk is untouched on the volume.
-	if crash_state fdatasync 20; then
+	if crash_state fdatasync "$js9"; then
 		garble "$tmp/crash.reencrypt" $(($(slot_at 1) + 4096 + 30000)) 1000
 		resume_ok torn-journal-data
 	else
 		fail torn-journal-data "no journal after the kill"
 	fi
-	if crash_state fdatasync 20; then
+	if crash_state fdatasync "$js9"; then
 		garble "$tmp/crash.reencrypt" $(($(slot_at 1) + 40)) 100
 		resume_ok torn-record
 	else
 		fail torn-record "no journal after the kill"
 	fi
-	# Killed before the volume's sync of chunk 9: the chunk is written; part
-	# of it garbled stands for a torn write of it.
-	if crash_state fdatasync 21; then
-		garble "$tmp/crash" $((9 * 65536 + 100)) 40000
+	# Killed before the volume's sync of chunk 9: the chunk is written; its
+	# sectors from 50 on back to the old ones stand for a torn write.
+	if crash_state fdatasync "$vs9"; then
+		old_sectors "$tmp/crash" 9 50
 		resume_ok torn-volume-chunk
 	else
 		fail torn-volume-chunk "no journal after the kill"
 	fi
 	# The journal's synced copy damaged later (a bad disk): the volume's chunk
 	# is whole and new, which its SHA-256 in the record shows.
-	if crash_state fdatasync 21; then
+	if crash_state fdatasync "$vs9"; then
 		garble "$tmp/crash.reencrypt" $(($(slot_at 1) + 4096 + 30000)) 1000
 		resume_ok damaged-journal-chunk-written
 	else
 		fail damaged-journal-chunk-written "no journal after the kill"
 	fi
 	# ... and the volume's chunk torn too: refused, nothing written.
-	if crash_state fdatasync 21; then
+	if crash_state fdatasync "$vs9"; then
 		garble "$tmp/crash.reencrypt" $(($(slot_at 1) + 4096 + 30000)) 1000
-		garble "$tmp/crash" $((9 * 65536 + 100)) 40000
+		old_sectors "$tmp/crash" 9 50
 		cp "$tmp/crash" "$tmp/ref"
 		cp "$tmp/crash.reencrypt" "$tmp/ref.reencrypt"
-		refuse damaged-journal-torn-chunk-refused "cannot go on safely" "${crash_args[@]}" "$tmp/ref"
+		refuse damaged-journal-torn-chunk-refused "give neither the old nor the new" \
+			"${crash_args[@]}" "$tmp/ref"
 		rm -f "$tmp/ref.reencrypt"
 	else
 		fail damaged-journal-torn-chunk-refused "no journal after the kill"
 	fi
+	# The journal resumed against another volume of the same size and keys
+	# (a device name that a reboot gave to another disk): refused, whether
+	# it holds other data or is a clone of this one made before the run.
+	if crash_state fdatasync "$vs9"; then
+		head -c 4M /dev/urandom >"$tmp/other.plain"
+		aespipe_enc "$tmp/pass1" AES128 0 <"$tmp/other.plain" >"$tmp/ref"
+		tail -c 300 "$tmp/crash.orig" >>"$tmp/ref"
+		cp "$tmp/crash.reencrypt" "$tmp/ref.reencrypt"
+		refuse foreign-volume-refused "not the volume this journal was made for" \
+			"${crash_args[@]}" "$tmp/ref"
+		cp "$tmp/crash.orig" "$tmp/ref"
+		cp "$tmp/crash.reencrypt" "$tmp/ref.reencrypt"
+		refuse clone-volume-refused "not the volume this journal was made for" \
+			"${crash_args[@]}" "$tmp/ref"
+		rm -f "$tmp/ref.reencrypt"
+		resume_ok resume-own-volume-after-refusals
+	else
+		fail foreign-volume-refused "no journal after the kill"
+	fi
+	# The journal lost (removed, or in memory at a power cut) after a part
+	# was rewritten: a new run must not take the volume for unconverted, not
+	# even with --force.
+	if crash_state fdatasync "$vs9"; then
+		rm -f "$tmp/crash.reencrypt"
+		cp "$tmp/crash" "$tmp/ref"
+		refuse lost-journal-refused "the new keys already show ext4" "${crash_args[@]}" \
+			--force "$tmp/ref"
+	else
+		fail lost-journal-refused "no journal after the kill"
+	fi
 	# A resume with a wrong key writes nothing.
-	if crash_state fdatasync 21; then
+	if crash_state fdatasync "$vs9"; then
 		cp "$tmp/crash" "$tmp/ref"
 		cp "$tmp/crash.reencrypt" "$tmp/ref.reencrypt"
 		refuse resume-wrong-old-key "old keys are not those" -e AES128 -P "$tmp/wrong" \
@@ -433,7 +533,7 @@ if command -v strace >/dev/null; then
 	# SIGTERM between chunks: a clean stop, then a resume.
 	cp "$tmp/crash.orig" "$tmp/crash"
 	rm -f "$tmp/crash.reencrypt"
-	if strace -f -qq -o /dev/null -e inject=fdatasync:signal=SIGTERM:when=41 \
+	if strace -f -qq -o /dev/null -e inject=fdatasync:signal=SIGTERM:when="$vs9" \
 		"$re" "${crash_args[@]}" "$tmp/crash" >"$tmp/crash.out" 2>&1; then
 		fail sigterm-stops "a run sent SIGTERM succeeded"
 	elif grep -q "stopped" "$tmp/crash.out" && [ -e "$tmp/crash.reencrypt" ]; then
