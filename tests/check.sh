@@ -369,7 +369,7 @@ kernel_suites() {
 	if ci_runs t-reencrypt "$kser"; then
 		local disk="$share/reencrypt-disk.img" phase
 		rm -f "$disk"
-		truncate -s 48M "$disk"
+		truncate -s 80M "$disk"
 		for phase in start resume resume check; do
 			vm_results "${vm[@]}" -d "$disk" -n "$kver/t-reencrypt-$phase" \
 				/aesloop/tests/vm/t-reencrypt.sh "$phase"

@@ -593,7 +593,12 @@ static void read_keys(struct keysetup *ks, const struct aesloop_opts *o,
 		      const struct volume *v, const struct reenc_params *p,
 		      const char *side, const char *prompt)
 {
-	if (aesloop_get_keys_offline(ks, o, PROG, v->path, p->data_offset, prompt))
+	int rc = aesloop_get_keys_offline(ks, o, PROG, v->path, p->data_offset, prompt);
+
+	if (rc == -ENXIO)
+		die(1, "%s keys: %s (%s)", side, ks->errmsg, *side == 'o' ?
+		    "-p FD or -P FILE" : "--new-pass-fd FD or --new-cleartextkey FILE");
+	if (rc)
 		die(1, "%s keys: %s", side, ks->errmsg);
 	if (ks->hash == KEYSETUP_HASH_RANDOM)
 		die(2, "%s keys: phash=random makes keys that no later run has: not for a conversion",
@@ -664,19 +669,6 @@ static int start_new(const struct args *a, const struct volume *v,
 	int rc, fd;
 
 	check_journal_place(v, a->journal);
-	rc = probe_plaintext(v, p, old_ctx, what, sizeof(what), &wrong_iv);
-	if (rc < 0)
-		die(1, "cannot check the old keys against %s: %s", v->path,
-		    strerror(-rc));
-	if (!rc && !a->force)
-		die(1, "the old keys show no file system, swap or partition table on %s: wrong keys or options? (--force goes on anyway): nothing was written",
-		    v->path);
-	if (wrong_iv && !a->force)
-		die(1, "the old keys decrypt %s with the wrong IVs (the start of each sector is garbled): -o N counts the offset in the IV, -o @N does not; give the volume's own (--force goes on anyway): nothing was written",
-		    v->path);
-	if (a->verbose)
-		fprintf(stderr, PROG ": the old keys show %s\n",
-			rc ? what : "nothing known (--force)");
 	if (getrandom(p->salt, sizeof(p->salt), 0) != sizeof(p->salt))
 		die(1, "cannot get random bytes: %s", strerror(errno));
 	key_check(old_ks, p->salt, p->old_check);
@@ -685,8 +677,21 @@ static int start_new(const struct args *a, const struct volume *v,
 		die(2, "the new keys are the old keys: nothing to do");
 	rc = probe_plaintext(v, p, new_ctx, what, sizeof(what), &new_wrong_iv);
 	if (rc > 0)
-		die(1, "the new keys already show %s on %s: converted before, or partly with its journal lost (then decrypt the converted start with the new keys and the rest with the old ones by hand): nothing was written",
+		die(1, "the new keys already show %s on %s: converted before, or partly and its journal lost (then decrypt the converted start with the new keys and the rest with the old ones by hand): nothing was written",
 		    what, v->path);
+	rc = probe_plaintext(v, p, old_ctx, what, sizeof(what), &wrong_iv);
+	if (rc < 0)
+		die(1, "cannot check the old keys against %s: %s", v->path,
+		    strerror(-rc));
+	if (!rc && !a->force)
+		die(1, "the old keys show no file system, swap or partition table on %s: wrong keys or options, or a stopped conversion whose journal is elsewhere (--journal)?  Nothing was written.  (--force goes on anyway, for a volume of raw data: never for one partly converted)",
+		    v->path);
+	if (wrong_iv && !a->force)
+		die(1, "the old keys decrypt %s with the wrong IVs (the start of each sector is garbled): -o N counts the offset in the IV, -o @N does not; give the volume's own (--force goes on anyway): nothing was written",
+		    v->path);
+	if (a->verbose)
+		fprintf(stderr, PROG ": the old keys show %s\n",
+			rc ? what : "nothing known (--force)");
 	p->old_nslots = old_ks->nslots;
 	p->old_key_len = old_ks->key_len;
 	p->new_nslots = new_ks->nslots;
@@ -806,11 +811,19 @@ int main(int argc, char **argv)
 	volume_open(&v, a.volume);
 	volume_area(&v, a.offset, a.sizelimit, &now);
 	resume = !access(a.journal, F_OK);
+	/* A stopped run's journal beside a file volume, and another named now. */
+	if (!resume && a.journal != journal_buf && S_ISREG(v.st.st_mode) &&
+	    snprintf(journal_buf, sizeof(journal_buf), "%s.reencrypt", a.volume) <
+	    (int)sizeof(journal_buf) && !access(journal_buf, F_OK))
+		die(1, "%s is the journal of a stopped conversion of %s: go on with it (the same command without --journal), or remove it if it is not; nothing was written",
+		    journal_buf, a.volume);
 	if (resume)
 		r.jfd = open_journal(a.journal, &r.p);
 
-	read_keys(&old_ks, &a.old_o, &v, &now, "old", "Old password: ");
-	read_keys(&new_ks, &a.new_o, &v, &now, "new", "New password: ");
+	read_keys(&old_ks, &a.old_o, &v, &now, "old",
+		  a.old_o.gpgkey ? "Passphrase of the old key file: " : "Old passphrase: ");
+	read_keys(&new_ks, &a.new_o, &v, &now, "new",
+		  a.new_o.gpgkey ? "Passphrase of the new key file: " : "New passphrase: ");
 	old_ctx = key_context(&old_ks);
 	new_ctx = key_context(&new_ks);
 	if (!old_ctx || !new_ctx)
@@ -822,10 +835,12 @@ int main(int argc, char **argv)
 		r.p = now;
 	}
 	if (a.verbose)
-		fprintf(stderr, PROG ": %s%s, %u-bit keys to %s, %u-bit keys; AES code %s\n",
+		fprintf(stderr, PROG ": %s%s, %u-bit keys to %s, %u-bit keys; bytes %llu to %llu of %s (IV sector %llu on); AES code %s\n",
 			resume ? "resuming: " : "", keysetup_mode_name(&old_ks),
 			old_ks.key_len * 8, keysetup_mode_name(&new_ks),
-			new_ks.key_len * 8, loop_aes_get_engine()->name);
+			new_ks.key_len * 8, (unsigned long long)r.p.data_offset,
+			(unsigned long long)(r.p.data_offset + r.p.nsect * LOOP_AES_SECTOR_SIZE - 1),
+			v.path, (unsigned long long)r.p.iv_sector, loop_aes_get_engine()->name);
 	keysetup_wipe(&old_ks);
 	keysetup_wipe(&new_ks);
 
@@ -843,10 +858,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, PROG ": %s\n", r.errmsg);
 		status = 1;
 	} else {
-		if (resume && a.verbose)
-			fprintf(stderr, PROG ": %.1f%% was rewritten before\n",
-				100.0 * (double)r.done / (double)r.p.nsect);
+		if (resume && (a.verbose || (!a.quiet && isatty(STDERR_FILENO))))
+			fprintf(stderr, PROG ": going on with the conversion that %s records: %.1f%% was rewritten before\n",
+				a.journal, 100.0 * (double)r.done / (double)r.p.nsect);
 		status = run(&r, &v, a.journal, a.quiet);
+		if (!status && a.verbose)
+			fprintf(stderr, PROG ": done: %s opens with the new keys only\n", v.path);
 	}
 
 	memzero_explicit(r.new, chunk_bytes);
