@@ -26,10 +26,13 @@
  * (which the crash cannot have touched: slots alternate, and a slot is
  * only reused once the other holds a synced record); if that copy is not
  * whole, the crash came before the journal's sync, and the volume's chunk
- * is still the old ciphertext, or already the new one.  Which it is, the
- * record's SHA-256 of the new ciphertext tells.  A crash while a record is written leaves the one before it, in
- * the other slot, the newest: its chunk is rewritten once more, which
- * changes nothing.  When every chunk is done, a record with REENC_DONE is
+ * is still the old ciphertext (copied to the journal again before it is
+ * rewritten), or already the new one.  Which it is, the record's SHA-256 of
+ * the new ciphertext tells.  A crash while a record is written leaves the
+ * one before it, in the other slot, the newest: its chunk is rewritten once
+ * more, which changes nothing.  A resume first syncs what a killed run left
+ * in the page cache, and checks that the volume is the journal's: the chunk
+ * in flight old or new sector by sector, the one before it new.  When every chunk is done, a record with REENC_DONE is
  * written, in the slot not holding the last chunk's record.  The man page,
  * aesloop-reencrypt.8, says the same for users.
  */
