@@ -181,7 +181,7 @@ int aesloop_get_keys(struct keysetup *ks, const struct aesloop_opts *o,
  * @backing:     as for aesloop_get_keys()
  * @data_offset: as for aesloop_get_keys(), bytes
  * @prompt:      what the terminal shows before the passphrase (e.g. "New
- *               password: "); there is no fallback to systemd's agents
+ *               passphrase: "); there is no fallback to systemd's agents
  *
  * No check of the loop driver: the keys never reach it (aesloop-reencrypt
  * rewrites a volume that is not in use).

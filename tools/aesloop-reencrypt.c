@@ -532,36 +532,78 @@ static void parse_args(struct args *a, int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":e:H:S:C:K:G:P:p:o:s:vqh", long_options,
 				NULL)) != -1) {
 		switch (c) {
-		case 'e': a->old_o.encryption = optarg; break;
-		case 'H': a->old_o.phash = optarg; break;
-		case 'S': a->old_o.pseed = optarg; break;
-		case 'C': a->old_o.itercountk = optarg; break;
-		case 'K': a->old_o.gpgkey = optarg; break;
-		case 'G': a->old_o.gpghome = optarg; break;
-		case 'P': a->old_o.cleartextkey = optarg; break;
-		case 'p': a->old_o.passfd = parse_fd(optarg, "-p"); break;
-		case OPT_NEW_ENCRYPTION: a->new_o.encryption = optarg; break;
-		case OPT_NEW_PHASH: a->new_o.phash = optarg; break;
-		case OPT_NEW_PSEED: a->new_o.pseed = optarg; break;
-		case OPT_NEW_ITERCOUNTK: a->new_o.itercountk = optarg; break;
-		case OPT_NEW_GPGKEY: a->new_o.gpgkey = optarg; break;
-		case OPT_NEW_GPGHOME: a->new_o.gpghome = optarg; break;
-		case OPT_NEW_CLEARTEXTKEY: a->new_o.cleartextkey = optarg; break;
+		case 'e':
+			a->old_o.encryption = optarg;
+			break;
+		case 'H':
+			a->old_o.phash = optarg;
+			break;
+		case 'S':
+			a->old_o.pseed = optarg;
+			break;
+		case 'C':
+			a->old_o.itercountk = optarg;
+			break;
+		case 'K':
+			a->old_o.gpgkey = optarg;
+			break;
+		case 'G':
+			a->old_o.gpghome = optarg;
+			break;
+		case 'P':
+			a->old_o.cleartextkey = optarg;
+			break;
+		case 'p':
+			a->old_o.passfd = parse_fd(optarg, "-p");
+			break;
+		case OPT_NEW_ENCRYPTION:
+			a->new_o.encryption = optarg;
+			break;
+		case OPT_NEW_PHASH:
+			a->new_o.phash = optarg;
+			break;
+		case OPT_NEW_PSEED:
+			a->new_o.pseed = optarg;
+			break;
+		case OPT_NEW_ITERCOUNTK:
+			a->new_o.itercountk = optarg;
+			break;
+		case OPT_NEW_GPGKEY:
+			a->new_o.gpgkey = optarg;
+			break;
+		case OPT_NEW_GPGHOME:
+			a->new_o.gpghome = optarg;
+			break;
+		case OPT_NEW_CLEARTEXTKEY:
+			a->new_o.cleartextkey = optarg;
+			break;
 		case OPT_NEW_PASSFD:
 			a->new_o.passfd = parse_fd(optarg, "--new-pass-fd");
 			break;
-		case 'o': a->offset = optarg; break;
-		case 's': a->sizelimit = optarg; break;
-		case OPT_JOURNAL: a->journal = optarg; break;
+		case 'o':
+			a->offset = optarg;
+			break;
+		case 's':
+			a->sizelimit = optarg;
+			break;
+		case OPT_JOURNAL:
+			a->journal = optarg;
+			break;
 		case OPT_CHUNK:
 			if (parse_num(optarg, REENC_CHUNK_MAX, &a->chunk) ||
 			    a->chunk < REENC_CHUNK_MIN || a->chunk % 4096)
 				die(2, "--chunk-size: '%s' is not a multiple of 4096 bytes from %u to %u",
 				    optarg, REENC_CHUNK_MIN, REENC_CHUNK_MAX);
 			break;
-		case OPT_FORCE: a->force = 1; break;
-		case 'v': a->verbose = 1; break;
-		case 'q': a->quiet = 1; break;
+		case OPT_FORCE:
+			a->force = 1;
+			break;
+		case 'v':
+			a->verbose = 1;
+			break;
+		case 'q':
+			a->quiet = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
