@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+// covers: aesloop-reencrypt, crash consistency
 /*
  * test_reencrypt_crash.c - aesloop-reencrypt's journal (tools/reencrypt.c)
  * against power loss, which a killed process (t-reencrypt.sh) cannot show:
