@@ -109,8 +109,8 @@ static void usage(FILE *out)
 	      "      --journal FILE         the journal (default VOLUME.reencrypt for a file;\n"
 	      "                             required for a block device, on another disk)\n"
 	      "      --chunk-size NUM       bytes rewritten per journal step (default 4 MiB)\n"
-	      "      --force                go on even if the old key shows no known\n"
-	      "                             file system, swap or partition table\n"
+	      "      --force                go on even if the old keys show no known file\n"
+	      "                             system, swap or partition table, or wrong IVs\n"
 	      "  -v, --verbose              say what the keys are and what was found\n"
 	      "  -q, --quiet                no progress line on the terminal\n"
 	      "  -h, --help                 this help; --version: the version\n", out);
