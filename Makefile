@@ -1,7 +1,7 @@
 # aesloop top-level Makefile.  make help prints the first line of each entry below
 # (every line "#   make ..."), so this list is the one place targets are described.
 #
-#   make                 the userspace library, aesloop-pipe and loop.ko
+#   make                 the userspace library, aesloop-pipe, aesloop-reencrypt and loop.ko
 #                        (loop.ko for the running kernel, or KDIR=...)
 #   make userspace       build/libaesloop.a, build/bin/aesloop-pipe and -reencrypt only
 #   make module          loop/loop.ko only, as make -C KDIR M=$PWD builds it
