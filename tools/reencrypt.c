@@ -54,29 +54,16 @@ struct record {
 	uint8_t new_sum[REENC_HASH_LEN];
 };
 
-static void put32(uint8_t *p, uint32_t v)
-{
-	unsigned int i;
-
-	for (i = 0; i < 4; i++)
-		p[i] = (uint8_t)(v >> (8 * i));
-}
-
+/* Little-endian fields: aes_types.h's 32-bit helpers, twice for 64 bits. */
 static void put64(uint8_t *p, uint64_t v)
 {
-	put32(p, (uint32_t)v);
-	put32(p + 4, (uint32_t)(v >> 32));
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
+	aes_put_le32(p, (uint32_t)v);
+	aes_put_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 static uint64_t get64(const uint8_t *p)
 {
-	return get32(p) | (uint64_t)get32(p + 4) << 32;
+	return aes_get_le32(p) | (uint64_t)aes_get_le32(p + 4) << 32;
 }
 
 static void seterr(struct reenc *r, const char *fmt, ...)
@@ -166,15 +153,15 @@ static void header_encode(uint8_t *b, const struct reenc_params *p)
 {
 	memset(b, 0, REENC_BLOCK);
 	memcpy(b, header_magic, 16);
-	put32(b + H_CHUNK, p->chunk_sect);
+	aes_put_le32(b + H_CHUNK, p->chunk_sect);
 	put64(b + H_OFFSET, p->data_offset);
 	put64(b + H_NSECT, p->nsect);
 	put64(b + H_IV, p->iv_sector);
 	put64(b + H_VOLSIZE, p->vol_size);
-	put32(b + H_OLD_NSLOTS, p->old_nslots);
-	put32(b + H_OLD_KEYLEN, p->old_key_len);
-	put32(b + H_NEW_NSLOTS, p->new_nslots);
-	put32(b + H_NEW_KEYLEN, p->new_key_len);
+	aes_put_le32(b + H_OLD_NSLOTS, p->old_nslots);
+	aes_put_le32(b + H_OLD_KEYLEN, p->old_key_len);
+	aes_put_le32(b + H_NEW_NSLOTS, p->new_nslots);
+	aes_put_le32(b + H_NEW_KEYLEN, p->new_key_len);
 	memcpy(b + H_SALT, p->salt, REENC_HASH_LEN);
 	memcpy(b + H_OLD_CHECK, p->old_check, REENC_HASH_LEN);
 	memcpy(b + H_NEW_CHECK, p->new_check, REENC_HASH_LEN);
@@ -182,15 +169,15 @@ static void header_encode(uint8_t *b, const struct reenc_params *p)
 
 static void header_decode(const uint8_t *b, struct reenc_params *p)
 {
-	p->chunk_sect = get32(b + H_CHUNK);
+	p->chunk_sect = aes_get_le32(b + H_CHUNK);
 	p->data_offset = get64(b + H_OFFSET);
 	p->nsect = get64(b + H_NSECT);
 	p->iv_sector = get64(b + H_IV);
 	p->vol_size = get64(b + H_VOLSIZE);
-	p->old_nslots = get32(b + H_OLD_NSLOTS);
-	p->old_key_len = get32(b + H_OLD_KEYLEN);
-	p->new_nslots = get32(b + H_NEW_NSLOTS);
-	p->new_key_len = get32(b + H_NEW_KEYLEN);
+	p->old_nslots = aes_get_le32(b + H_OLD_NSLOTS);
+	p->old_key_len = aes_get_le32(b + H_OLD_KEYLEN);
+	p->new_nslots = aes_get_le32(b + H_NEW_NSLOTS);
+	p->new_key_len = aes_get_le32(b + H_NEW_KEYLEN);
 	memcpy(p->salt, b + H_SALT, REENC_HASH_LEN);
 	memcpy(p->old_check, b + H_OLD_CHECK, REENC_HASH_LEN);
 	memcpy(p->new_check, b + H_NEW_CHECK, REENC_HASH_LEN);
@@ -331,8 +318,8 @@ static int record_read(struct reenc *r, unsigned int i, struct record *rec)
 		return -1;
 	rec->seq = get64(block + R_SEQ);
 	rec->start = get64(block + R_START);
-	rec->nsect = get32(block + R_NSECT);
-	rec->flags = get32(block + R_FLAGS);
+	rec->nsect = aes_get_le32(block + R_NSECT);
+	rec->flags = aes_get_le32(block + R_FLAGS);
 	memcpy(rec->new_sum, block + R_NEW_SUM, REENC_HASH_LEN);
 	if (rec->flags & REENC_DONE)
 		return rec->seq == last_seq + 1 ? 0 : -1;
@@ -354,8 +341,8 @@ static int record_write(struct reenc *r, const struct record *rec)
 	memcpy(block, record_magic, 16);
 	put64(block + R_SEQ, rec->seq);
 	put64(block + R_START, rec->start);
-	put32(block + R_NSECT, rec->nsect);
-	put32(block + R_FLAGS, rec->flags);
+	aes_put_le32(block + R_NSECT, rec->nsect);
+	aes_put_le32(block + R_FLAGS, rec->flags);
 	memcpy(block + R_NEW_SUM, rec->new_sum, REENC_HASH_LEN);
 	rc = block_seal(block);
 	if (!rc)
