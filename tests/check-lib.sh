@@ -18,7 +18,11 @@ echo "TAP version 13"
 # The kernels whose VM results summary() counts, as their releases.
 kvers=
 
-stage() { printf '#\n# === %s\n' "$*"; }
+# disk_free: the space left where the run writes, in GiB ("12.3G"): printed with each stage
+# and lane item, so that a run that fills the disk says so.
+disk_free() { df -P -B1M "$top/build" 2>/dev/null | awk 'NR == 2 { printf "%.1fG", $4 / 1024 }'; }
+
+stage() { printf '#\n# === %s (%s free)\n' "$*" "$(disk_free)"; }
 
 # result STATE NAME [WHY]: one result of the run's own (pass, fail or skip).
 result() { tap_append "$results" "$@"; }
@@ -234,7 +238,7 @@ run_lane() {
 		took=$((SECONDS - t0))
 		took=$(printf '%d min %02d s' $((took / 60)) $((took % 60)))
 		echo "# $item: $took in lane $name" | tee -a "$lanes_dir/$item.log"
-		echo "# lane $name: $item done ($took)" >&3
+		echo "# lane $name: $item done ($took, $(disk_free) free)" >&3
 	done
 }
 

@@ -524,7 +524,7 @@ run_item() { # kernel-SERIES or system-SUITE
 }
 
 # item_minutes ITEM: what ITEM takes on a two-core machine, in tenths of a minute, for lanes
-# to balance them by: CI's items as check.sh printed them ("# lane X: ITEM done (N min S s)")
+# to balance them by: CI's items as check.sh printed them ("# lane X: ITEM done (N min S s, ...)")
 # in the run of tests/README.md's table, each beside the other lane, less the runs CI has
 # since left to FULL=1 (their VM times in that run) and the minute t-driver's sysfs race
 # no longer takes.  FULL=1's: from make check-full's

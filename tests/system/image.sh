@@ -4,14 +4,15 @@
 # dracut instead of initramfs-tools, in build/system/SUITE-dracut; -deb: aesloop from its Debian
 # packages instead, below; -deb-dracut: both, the packaged dracut module) and prints the
 # folder that holds it: root.img (ext4, the whole root file system, no partition table),
-# root.tar (the same tree, for tests/system/image-root.sh),
-# vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE:
-#   base.tar  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
+# root.tar.zst (the same tree, for tests/system/image-root.sh),
+# vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE (the tar
+# files compressed: CI's disk is not large, and each image's would take a gigabyte or more):
+#   base.tar.zst  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
 #             (bookworm: 6.1; trixie: 7.3 from trixie-backports), and tests/system/rootfs (the
 #             test unit, the shutdown hook).  Rebuilt when the package list, make_base, rootfs/,
 #             fstab or the kernel release change.
-#   root.img  base.tar with aesloop installed as the README tells a user: make install (loop.ko
+#   root.img  base.tar.zst with aesloop installed as the README tells a user: make install (loop.ko
 #             into updates/, depmod), make install-tools (util-linux 2.38.1's patched
 #             programs on bookworm, 2.41's on trixie) and make install-boot (the initramfs
 #             hook, the fstab generator), then update-initramfs.  Rebuilt when
@@ -101,8 +102,8 @@ key_of() { sha256sum | cut -c1-16; }
 # change to the install step below does not rebuild Debian.
 make_base() {
 	local hostname=aesloop-$suite
-	say "making the $suite base system in ${out#"$top"/}/base.tar (mmdebstrap)"
-	rm -f "$out/base.tar" "$out/base.key" "$out/base-new.tar"
+	say "making the $suite base system in ${out#"$top"/}/base.tar.zst (mmdebstrap)"
+	rm -f "$out/base.tar.zst" "$out/base.key" "$out/base-new.tar.zst"
 	# In a mount namespace of its own: a run that is killed leaves no mounts behind.
 	# shellcheck disable=SC2016 # the hooks are run by mmdebstrap's shell, with $1 the root
 	unshare --mount --propagation private -- \
@@ -119,8 +120,9 @@ make_base() {
 		--customize-hook='chroot "$1" systemctl enable aesloop-test.service aesloop-test-watchdog.service' \
 		"${kernel2_hook[@]}" \
 		--customize-hook='rm -f "$1/etc/machine-id" && touch "$1/etc/machine-id"' \
-		"$suite" "$out/base-new.tar" "$sources" >&2 || die "mmdebstrap $suite failed"
-	mv "$out/base-new.tar" "$out/base.tar"
+		"$suite" - "$sources" | zstd -q -T0 >"$out/base-new.tar.zst" ||
+		die "mmdebstrap $suite failed"
+	mv "$out/base-new.tar.zst" "$out/base.tar.zst"
 	echo "$base_key" >"$out/base.key"
 }
 base_key=$({
@@ -129,7 +131,7 @@ base_key=$({
 	cat "$top/tests/system/fstab"
 	(cd "$top/tests/system/rootfs" && find . -type f -print0 | sort -z | xargs -0 sha256sum)
 } | key_of)
-if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.tar" ]; then
+if [ "$(cat "$out/base.key" 2>/dev/null)" != "$base_key" ] || [ ! -f "$out/base.tar.zst" ]; then
 	make_base
 fi
 [ -z "$base_only" ] || exit 0
@@ -167,17 +169,17 @@ else
 	} | key_of)
 fi
 if [ "$(cat "$out/root.key" 2>/dev/null)" = "$img_key" ] && [ -f "$out/root.img" ] &&
-	[ -f "$out/root.tar" ]; then
+	[ -f "$out/root.tar.zst" ]; then
 	echo "$out"
 	exit 0
 fi
 
 say "installing aesloop into the $name image (kernel $kver, ${flavour:-util-linux ${ul_build#build/}})"
-rm -f "$out/root.key" "$out/root.img" "$out/root.tar"
+rm -f "$out/root.key" "$out/root.img" "$out/root.tar.zst"
 root="$out/root"
 rm -rf "$root"
 mkdir -p "$root"
-tar -C "$root" -xf "$out/base.tar"
+tar -C "$root" --zstd -xf "$out/base.tar.zst"
 : >"$out/install.log"
 if [ "$flavour" = deb ]; then
 	# As a user installs them; DKMS builds loop.ko for the kernel.  Then the second kernel's
@@ -221,8 +223,8 @@ echo "$kver" >"$out/kver"
 mke2fs -q -F -t ext4 -L aesloop-root -d "$root" "$out/root.img.new" 3G >>"$out/install.log" 2>&1 ||
 	die "mke2fs -d failed"
 # The installed tree too, which image-root.sh turns into its encrypted-root disks.
-tar -C "$root" -cf "$out/root.tar.new" . || die "tar of the installed tree failed"
-mv "$out/root.tar.new" "$out/root.tar"
+tar -C "$root" --zstd -cf "$out/root.tar.zst.new" . || die "tar of the installed tree failed"
+mv "$out/root.tar.zst.new" "$out/root.tar.zst"
 mv "$out/root.img.new" "$out/root.img"
 rm -rf "$root"
 echo "$img_key" >"$out/root.key"
