@@ -661,10 +661,14 @@ check_losetup() {
 	fi
 	[[ ${last} == postinst ]] || { printf '%s\n' "${why[@]}"; return; }
 
-	# The four programs under names of their own, one page and three .so pages.
+	# The four programs under names of their own, one page and three .so pages; aesloop's
+	# tools and their pages where make install-tools puts them.
 	files=$(trace_events "${t}" image | while read -r a; do eval "echo ${a}"; done | sort | paste -sd' ' -)
-	want="/usr/bin/aesloop-mount /usr/sbin/aesloop-losetup /usr/sbin/aesloop-swapoff /usr/sbin/aesloop-swapon"
+	want="/usr/bin/aesloop-keygen /usr/bin/aesloop-mount /usr/bin/aesloop-pipe"
+	want+=" /usr/sbin/aesloop-losetup /usr/sbin/aesloop-reencrypt /usr/sbin/aesloop-swapoff /usr/sbin/aesloop-swapon"
+	want+=" /usr/share/man/man1/aesloop-keygen.1 /usr/share/man/man1/aesloop-pipe.1"
 	want+=" /usr/share/man/man8/aesloop-losetup.8 /usr/share/man/man8/aesloop-mount.8"
+	want+=" /usr/share/man/man8/aesloop-reencrypt.8"
 	want+=" /usr/share/man/man8/aesloop-swapoff.8 /usr/share/man/man8/aesloop-swapon.8"
 	[[ ${files} == "${want}" ]] || why+=("installed files are [${files}], not [${want}]")
 	for f in ${files}; do
@@ -675,10 +679,20 @@ check_losetup() {
 		[[ ! -f ${f} || $(cat "${f}") == '.so man8/aesloop-losetup.8' ]] ||
 			why+=("aesloop-${p}.8 is not '.so man8/aesloop-losetup.8'")
 	done
-	cmp -s "${w}/image/usr/share/man/man8/aesloop-losetup.8" "${top}/tools/aesloop-losetup.8" ||
-		why+=("aesloop-losetup.8 is not tools/aesloop-losetup.8")
-	# Each program runs, and is util-linux UL_PV's.
+	for f in man8/aesloop-losetup.8 man8/aesloop-reencrypt.8 man1/aesloop-pipe.1 man1/aesloop-keygen.1; do
+		cmp -s "${w}/image/usr/share/man/${f}" "${top}/tools/${f#*/}" ||
+			why+=("${f#*/} is not tools/${f#*/}")
+	done
+	# The tools run, and know their version.
 	local -a bins=()
+	out=$("${w}/image/usr/bin/aesloop-keygen" --version 2>&1)
+	[[ ${out} == *"${version}"* ]] || why+=("aesloop-keygen --version says '${out:0:120}', not ${version}")
+	for f in /usr/bin/aesloop-pipe /usr/sbin/aesloop-reencrypt; do
+		out=$("${w}/image${f}" --help 2>&1)
+		[[ ${out} == *"usage: ${f##*/}"* ]] || why+=("${f##*/} --help says '${out:0:120}'")
+		[[ ! -x ${w}/image${f} ]] || bins+=("${w}/image${f}")
+	done
+	# Each program runs, and is util-linux UL_PV's.
 	for f in /usr/sbin/aesloop-losetup /usr/bin/aesloop-mount /usr/sbin/aesloop-swapon /usr/sbin/aesloop-swapoff; do
 		[[ -x ${w}/image${f} ]] || continue
 		bins+=("${w}/image${f}")
@@ -695,7 +709,7 @@ check_losetup() {
 	fi
 	# The notes: the four programs, fstab and swap, the boot package, gpg.
 	out=$(trace_events "${t}" elog | while read -r a; do eval "echo ${a}"; done)
-	for a in aesloop-losetup aesloop-mount aesloop-swapon aesloop-swapoff /etc/fstab swap \
+	for a in aesloop-losetup aesloop-mount aesloop-swapon aesloop-swapoff aesloop-reencrypt /etc/fstab swap \
 		sys-fs/aesloop-boot "util-linux ${ul_pv}"; do
 		[[ ${out} == *"${a}"* ]] || why+=("the pkg_postinst message does not mention '${a}'")
 	done
@@ -764,6 +778,7 @@ else
 		patch-dropped%prepare%/2.41\/mount-pass-fd-context.patch/d%the patches applied were .*not series-2.41
 		swapon-not-configured%configure%/--enable-swapon/d%econf was not given --enable-swapon
 		swapoff-not-installed%postinst%/newsbin swapoff aesloop-swapoff/d%installed files are .*not .*aesloop-swapoff
+		keygen-version-left%postinst%s/version=\${PV}/version=@VERSION@/%aesloop-keygen --version says .*not
 	EOF_MUTANTS
 fi
 

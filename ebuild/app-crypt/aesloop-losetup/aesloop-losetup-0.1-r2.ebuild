@@ -15,7 +15,7 @@ UL_PV=2.41.5
 UL_P=util-linux-${UL_PV}
 AESLOOP_P=aesloop-${PV}
 
-DESCRIPTION="util-linux losetup, mount, swapon and swapoff with loop-AES encryption (aesloop)"
+DESCRIPTION="util-linux losetup, mount, swapon, swapoff with loop-AES, and aesloop tools"
 HOMEPAGE="https://example.org/aesloop/"
 SRC_URI="
 	https://www.kernel.org/pub/linux/utils/util-linux/v${UL_PV%.*}/${UL_P}.tar.xz
@@ -118,6 +118,15 @@ src_compile() {
 	emake libmount.la "CFLAGS=${CFLAGS} ${aesloop_cflags}"
 	emake "${AESLOOP_PROGS[@]}" "CFLAGS=${CFLAGS} ${aesloop_cflags}" \
 		"LIBS=${lib} ${S}/libmount.la ${crypto}"
+
+	# aesloop's own programs, aesloop-pipe and aesloop-reencrypt, linked with
+	# this tree's static libmount and libblkid as the four are (libmount
+	# first: it calls into libblkid).
+	emake -C "${WORKDIR}/${AESLOOP_P}" BUILD="${T}/aesloop" WARN="-std=c11" \
+		CC="$(tc-getCC)" AR="$(tc-getAR)" MOUNT_CFLAGS="-I${S}/libmount/src" \
+		BLKID_CFLAGS="-I${S}/libblkid/src" BLKID_LIBS= \
+		MOUNT_LIBS="${S}/.libs/libmount.a ${S}/.libs/libblkid.a" \
+		"${T}"/aesloop/bin/aesloop-{pipe,reencrypt}
 }
 
 src_install() {
@@ -137,6 +146,16 @@ src_install() {
 		echo '.so man8/aesloop-losetup.8' >"${T}/aesloop-${p}.8" || die
 		doman "${T}/aesloop-${p}.8"
 	done
+
+	# aesloop's tools, where make install-tools puts them: the pipe and the
+	# key file maker for users, the in-place conversion for root.
+	local tools=${WORKDIR}/${AESLOOP_P}/tools
+	dobin "${T}"/aesloop/bin/aesloop-pipe
+	dosbin "${T}"/aesloop/bin/aesloop-reencrypt
+	sed -e "s|^version=@VERSION@\$|version=${PV}|" "${tools}"/aesloop-keygen \
+		>"${T}"/aesloop-keygen || die
+	dobin "${T}"/aesloop-keygen
+	doman "${tools}"/aesloop-{pipe,keygen}.1 "${tools}"/aesloop-reencrypt.8
 }
 
 pkg_postinst() {
@@ -165,5 +184,9 @@ pkg_postinst() {
 	elog "root file system on an aesloop device, with dracut).  With OpenRC, give such"
 	elog "lines noauto and set them up from /etc/local.d: aesloop-mount DIR, and"
 	elog "aesloop-swapon -o sw,loop=/dev/loopN,encryption=... DEVICE."
-	optfeature "gpg-encrypted key files (-K, gpgkey=)" app-crypt/gnupg
+	elog
+	elog "aesloop-keygen makes gpg-encrypted v3 key files, aesloop-pipe encrypts and"
+	elog "decrypts a stream as aespipe does, and aesloop-reencrypt converts a volume"
+	elog "in place (single-key to v3, or new keys), resumably: see their man pages."
+	optfeature "gpg-encrypted key files (-K, gpgkey=, aesloop-keygen)" app-crypt/gnupg
 }
