@@ -237,33 +237,38 @@ static void check_not_bound(const struct volume *v, const char *when)
  */
 static void volume_open(struct volume *v, const char *path)
 {
+	struct stat st;
+
 	v->path = path;
-	v->fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (v->fd < 0)
-		die(1, "cannot open %s read-write: %s", path, strerror(errno));
-	if (fstat(v->fd, &v->st))
-		die(1, "%s: %s", path, strerror(errno));
-	if (S_ISBLK(v->st.st_mode)) {
-		/* Again, exclusively: the first open only found out what it is. */
-		close(v->fd);
+	if (stat(path, &st))
+		die(1, "cannot open %s: %s", path, strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		/*
+		 * Exclusively from the first open: a close after an open for
+		 * writing without it would make udev probe the device again.
+		 */
 		v->fd = open(path, O_RDWR | O_EXCL | O_CLOEXEC);
 		if (v->fd < 0 && errno == EBUSY)
 			die(1, "%s is in use (mounted, swap, or held by device mapper or md): it must not be while it is rewritten",
 			    path);
-		if (v->fd < 0)
-			die(1, "cannot open %s read-write: %s", path, strerror(errno));
-		if (fstat(v->fd, &v->st) || !S_ISBLK(v->st.st_mode))
-			die(1, "%s changed while it was opened", path);
-		if (ioctl(v->fd, BLKGETSIZE64, &v->size))
-			die(1, "%s: cannot read its size: %s", path, strerror(errno));
-	} else if (S_ISREG(v->st.st_mode)) {
-		if (flock(v->fd, LOCK_EX | LOCK_NB))
-			die(1, "%s is locked by another program (another %s?)", path, PROG);
-		if (fcntl(v->fd, F_SETFL, 0))
-			die(1, "%s: %s", path, strerror(errno));
-		v->size = (uint64_t)v->st.st_size;
+	} else if (S_ISREG(st.st_mode)) {
+		v->fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	} else {
 		die(1, "%s is neither a regular file nor a block device", path);
+	}
+	if (v->fd < 0)
+		die(1, "cannot open %s read-write: %s", path, strerror(errno));
+	if (fstat(v->fd, &v->st))
+		die(1, "%s: %s", path, strerror(errno));
+	if ((v->st.st_mode & S_IFMT) != (st.st_mode & S_IFMT))
+		die(1, "%s changed while it was opened", path);
+	if (S_ISBLK(v->st.st_mode)) {
+		if (ioctl(v->fd, BLKGETSIZE64, &v->size))
+			die(1, "%s: cannot read its size: %s", path, strerror(errno));
+	} else {
+		if (flock(v->fd, LOCK_EX | LOCK_NB))
+			die(1, "%s is locked by another program (another %s?)", path, PROG);
+		v->size = (uint64_t)v->st.st_size;
 	}
 	check_not_bound(v, "");
 }
