@@ -96,7 +96,7 @@ image_boot_files "$tree" "$kver" "$out/build.log" "$out" ||
 mke2fs -q -F -t ext4 -L boot -d "$tree/boot" "$work/boot.img" "${boot_mib}M" >>"$out/build.log" 2>&1
 find "$tree/boot" -mindepth 1 -delete
 # The root's size from its tree, a quarter more and 256 MiB free: every byte of it is written
-# encrypted (no sparse blocks), and CI's disk is not large.
+# encrypted, so none of it stays sparse, and CI has run out of disk.
 root_mib=$(($(du -sm "$tree" | cut -f1) * 5 / 4 + 256))
 mke2fs -q -F -t ext4 -L aesloop-root -d "$tree" "$work/root.img" "${root_mib}M" >>"$out/build.log" 2>&1
 rm -rf "$tree"

@@ -6,7 +6,7 @@
 # folder that holds it: root.img (ext4, the whole root file system, no partition table),
 # root.tar.zst (the same tree, for tests/system/image-root.sh),
 # vmlinuz, initrd.img and kver.  Two layers, each cached under build/system/SUITE (the tar
-# files compressed: CI's disk is not large, and each image's would take a gigabyte or more):
+# files compressed: plain, they took a gigabyte or more an image, and CI has run out of disk):
 #   base.tar.zst  Debian from the archive (mmdebstrap): systemd, udev, kmod, util-linux, e2fsprogs,
 #             initramfs-tools, gnupg, cryptsetup-bin, udisks2, the kernel the VM suites test on
 #             (bookworm: 6.1; trixie: 7.3 from trixie-backports), and tests/system/rootfs (the
