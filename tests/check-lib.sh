@@ -18,9 +18,10 @@ echo "TAP version 13"
 # The kernels whose VM results summary() counts, as their releases.
 kvers=
 
-# disk_free: the space left where the run writes, in GiB ("12.3G"): printed with each stage
-# and lane item, so that a run that fills the disk says so.
-disk_free() { df -P -B1M "$top/build" 2>/dev/null | awk 'NR == 2 { printf "%.1fG", $4 / 1024 }'; }
+# disk_free_mib: the space left where the run writes, in MiB.  disk_free: the same in GiB
+# ("12.3G"), printed with each stage and lane item, so that a run that fills the disk says so.
+disk_free_mib() { df -P -B1M "$top/build" 2>/dev/null | awk 'NR == 2 { print $4 }'; }
+disk_free() { awk -v m="$(disk_free_mib)" 'BEGIN { printf "%.1fG", m / 1024 }'; }
 
 stage() { printf '#\n# === %s (%s free)\n' "$*" "$(disk_free)"; }
 

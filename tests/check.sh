@@ -31,11 +31,6 @@ log=$top/build/check
 
 stage "Dependencies"
 step setup-deps tests/deps.sh || exit 1
-# What a run writes (tests/README.md): warned of at once, not found out in the lanes.
-need_gib=10
-[ "${FULL:-0}" = 0 ] || need_gib=30
-[ "$(df -P -B1G "$top/build" | awk 'NR == 2 { print $4 }')" -ge "$need_gib" ] ||
-	echo "# warning: $(disk_free) free where build/ is; this run writes about $need_gib GiB"
 
 # The guest kernels (tests/vm/kernel.sh: downloads and unpacking), the build roots their
 # modules are built in (kmake.sh) and the system images' Debian layer (image.sh --base:
@@ -48,6 +43,11 @@ full=${FULL:-0}
 default_systems="bookworm trixie bookworm-deb"
 [ "$full" = 0 ] || default_systems="$default_systems bookworm-dracut bookworm-deb-dracut trixie-deb"
 systems=${SYSTEMS-$default_systems}
+# What a run writes (tests/README.md): warned of at once, not found out in the lanes.
+need_gib=10
+[ "$full" = 0 ] || need_gib=30
+[ "$(disk_free_mib)" -ge $((need_gib * 1024)) ] ||
+	echo "# warning: $(disk_free) free where build/ is; this run writes about $need_gib GiB"
 prefetch_kernels() {
 	local kser kver
 	for kser in $kseries; do
